@@ -1,0 +1,70 @@
+package capture
+
+// This file pins the package's API so that the proxy, inspector, replay
+// and main can be written against it. Bodies that panic are filled in by
+// the store's implementation files.
+
+import (
+	"time"
+)
+
+// WriterOptions configure a Writer. Zero values take the defaults.
+type WriterOptions struct {
+	Meta Meta // initial metadata; Start, Pid, FormatVersion filled in if zero
+	// QueueBytes and QueueChunks bound the hand-off queue from the
+	// pumps (defaults 64 MiB and 65536 chunks).
+	QueueBytes  int64
+	QueueChunks int
+	// CommitEvery, CommitRecords and CommitBytes bound a group commit
+	// (defaults 50 ms, 10 000 records, 16 MiB).
+	CommitEvery   time.Duration
+	CommitRecords int
+	CommitBytes   int64
+	// NoSync turns fsync off (tests and benchmarks of other parts only).
+	NoSync bool
+	// NoFeed disables the live feed socket.
+	NoFeed bool
+	// Warn receives one line per loss burst or write failure (the proxy
+	// passes its stderr writer). Nil discards.
+	Warn func(msg string)
+	// CommitDelay slows every commit down (tests of overflow accounting).
+	CommitDelay time.Duration
+}
+
+// Stats are the writer's running counters.
+type Stats struct {
+	Records   uint64
+	Committed uint64
+	Loss      Loss
+	Queued    int64 // bytes waiting in the queue now
+}
+
+// Source is what viewers read records from: a finished capture file
+// (*Reader) or a running proxy's live feed (*Live).
+type Source interface {
+	Meta() Meta
+	// Last returns the highest sequence number available now (0 if none).
+	Last() uint64
+	// Record returns the metadata of one record, without its body.
+	Record(seq uint64) (Record, error)
+	// Body returns a copy of the record's exact bytes.
+	Body(seq uint64) ([]byte, error)
+	// Scan calls fn with each record from seq on, in order, without
+	// bodies, until fn returns false or the records end.
+	Scan(from uint64, fn func(*Record) bool) error
+	// Findings returns the stored lint findings.
+	Findings() ([]Finding, error)
+	Close() error
+}
+
+// Index names a lookup the store keeps.
+type Index uint8
+
+// The indexes. IDClient and IDAgent hold the request ids each side sent,
+// and the responses that answer them.
+const (
+	IndexMethod Index = iota + 1
+	IndexSession
+	IndexIDClient
+	IndexIDAgent
+)

@@ -1,0 +1,113 @@
+package capture
+
+import (
+	"time"
+
+	"github.com/acpscope/acpscope/wire"
+)
+
+// FormatVersion is the version of the on-disk layout this package writes.
+const FormatVersion = 1
+
+// Record is one captured frame, batch member or stderr line.
+type Record struct {
+	// Seq numbers records from 1 in the order they were received; it is
+	// dense and shared by every connection and direction of a capture.
+	Seq uint64
+	// Time is the receive time in unix nanoseconds.
+	Time  int64
+	Dir   wire.Dir
+	Kind  wire.Kind
+	Flags wire.Flags
+	// Conn numbers the transport connection within the capture (0 for
+	// the single stdio connection).
+	Conn uint32
+	// ID holds the exact bytes of the JSON-RPC id, nil when absent.
+	ID []byte
+	// Method of a request or notification; for a response, the method of
+	// the request it answers.
+	Method string
+	// Session is the ACP sessionId the record belongs to, when known.
+	Session string
+	// ErrorCode is error.code of an error response (0 when none).
+	ErrorCode int64
+	// Size is the frame's length on the wire, without its newline.
+	Size int64
+	// Parent is the batch record a batch member belongs to.
+	Parent uint64
+	// Peer pairs a request with its response and back (0 when unpaired).
+	Peer uint64
+	// Latency is, on a response, the time since its request.
+	Latency time.Duration
+	// HTTP is the envelope of frames that travelled over HTTP or WebSocket.
+	HTTP *wire.Envelope
+	// Body holds the exact bytes when they were asked for.
+	Body []byte
+}
+
+// Time returns the receive time as a time.Time.
+func (r *Record) When() time.Time { return time.Unix(0, r.Time) }
+
+// Meta describes a whole capture.
+type Meta struct {
+	FormatVersion int       `json:"formatVersion"`
+	ProxyVersion  string    `json:"proxyVersion"`
+	Argv          []string  `json:"argv,omitempty"`
+	Cwd           string    `json:"cwd,omitempty"`
+	Agent         string    `json:"agent,omitempty"` // short agent name for listings
+	Transport     string    `json:"transport"`       // "stdio", "http", "ws", "replay", "import"
+	Upstream      string    `json:"upstream,omitempty"`
+	Listen        string    `json:"listen,omitempty"`
+	Pid           int       `json:"pid"`
+	Start         time.Time `json:"start"`
+	End           time.Time `json:"end,omitzero"` // zero while the capture is live
+	Exit          *Exit     `json:"exit,omitempty"`
+	Loss          Loss      `json:"loss"`
+	// Notes carries free-form facts (imported from, replayed from, …).
+	Notes map[string]string `json:"notes,omitempty"`
+}
+
+// Exit is how the agent process ended.
+type Exit struct {
+	Code   int    `json:"code"`             // as the proxy exits: 128+N for signal N
+	Signal string `json:"signal,omitempty"` // e.g. "SIGTERM"
+	Error  string `json:"error,omitempty"`  // e.g. agent not found
+}
+
+// Loss counts what capture could not record. The proxy forwarded it all.
+type Loss struct {
+	Messages    int64  `json:"messages"`
+	Bytes       int64  `json:"bytes"`
+	Bursts      int64  `json:"bursts"`
+	WriteErrors int64  `json:"writeErrors"`
+	LastError   string `json:"lastError,omitempty"`
+}
+
+// Finding is a lint result stored with a capture so viewers can mark rows.
+type Finding struct {
+	Rule     string   `json:"rule"`
+	Severity string   `json:"severity"` // "error", "warning", "info"
+	Message  string   `json:"message"`
+	Seqs     []uint64 `json:"seqs"`
+	Ref      string   `json:"ref,omitempty"`
+}
+
+// Stream names a byte stream the proxy taps.
+type Stream uint8
+
+const (
+	// StreamClient is what the client sent (the agent's stdin).
+	StreamClient Stream = iota + 1
+	// StreamAgent is what the agent sent (its stdout).
+	StreamAgent
+	// StreamStderr is the agent's standard error.
+	StreamStderr
+)
+
+// Dir returns the direction of the stream's frames.
+func (s Stream) Dir() wire.Dir {
+	if s == StreamClient {
+		return wire.DirClient
+	}
+	return wire.DirAgent
+}

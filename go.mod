@@ -1,0 +1,3 @@
+module github.com/acpscope/acpscope
+
+go 1.26.8

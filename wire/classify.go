@@ -1,0 +1,180 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Message is what Classify learns from one frame. Byte slices alias the
+// frame passed in; copy them to keep them past the frame's lifetime.
+type Message struct {
+	Kind  Kind
+	Flags Flags
+	// ID holds the exact bytes of the "id" member (`7`, `"7"`, `null`),
+	// or nil when the frame has none.
+	ID []byte
+	// Method is the decoded "method" string of requests and notifications.
+	Method string
+	// SessionID is params.sessionId when it is a string. Responses carry
+	// none on the wire; Pairer attributes them through their request.
+	SessionID string
+	// Result and Error hold the exact bytes of those members, if present.
+	Result []byte
+	Error  []byte
+	// ErrorCode is error.code when it is an integer.
+	ErrorCode    int64
+	HasErrorCode bool
+	// Members are the elements of a batch, each classified on its own.
+	Members []Member
+}
+
+// Member is one element of a batch: its span within the batch frame and
+// what it is.
+type Member struct {
+	Start, End int
+	Message
+}
+
+// Classify tells what one frame is. line is the frame without its
+// terminating "\n"; a trailing "\r" is tolerated and flagged.
+func Classify(line []byte) Message {
+	var m Message
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		m.Flags |= FlagCRLF
+		line = line[:n-1]
+	}
+	trimmed := bytes.TrimSpace(line)
+	switch {
+	case len(trimmed) == 0:
+		m.Kind = KindNonProtocol
+		m.Flags |= FlagEmpty
+	case !utf8.Valid(line):
+		m.Kind = KindInvalidUTF8
+	case trimmed[0] != '{' && trimmed[0] != '[':
+		m.Kind = KindNonProtocol
+	case !json.Valid(trimmed):
+		m.Kind = KindInvalidJSON
+	case trimmed[0] == '[':
+		classifyBatch(trimmed, len(line)-len(bytes.TrimLeft(line, " \t\r")), &m)
+	default:
+		classifyObject(trimmed, &m)
+	}
+	return m
+}
+
+// classifyBatch classifies each element of a valid JSON array. offset is
+// where trimmed starts within the frame, so member spans index the frame.
+func classifyBatch(arr []byte, offset int, m *Message) {
+	m.Kind = KindBatch
+	forEachElement(arr, func(start, end int) {
+		var member Member
+		member.Start, member.End = offset+start, offset+end
+		el := arr[start:end]
+		if el[0] == '{' {
+			classifyObject(el, &member.Message)
+		} else {
+			member.Kind = KindNonProtocol
+		}
+		member.Flags |= FlagBatchMember
+		m.Members = append(m.Members, member)
+	})
+}
+
+// classifyObject fills m from a valid JSON object.
+func classifyObject(obj []byte, m *Message) {
+	var (
+		version, method, params []byte
+		hasID, hasMethod        bool
+	)
+	forEachMember(obj, func(key, value []byte) {
+		switch string(key) {
+		case "jsonrpc":
+			version = value
+		case "id":
+			m.ID, hasID = value, true
+		case "method":
+			method, hasMethod = value, true
+		case "params":
+			params = value
+		case "result":
+			m.Result = value
+		case "error":
+			m.Error = value
+		}
+	})
+	if string(version) != `"2.0"` {
+		m.Flags |= FlagBadVersion
+	}
+	if hasMethod {
+		m.Method = unquote(method)
+	}
+	if params != nil && params[0] == '{' {
+		m.SessionID = StringMember(params, "sessionId")
+	}
+	switch {
+	case hasMethod && hasID:
+		m.Kind = KindRequest
+	case hasMethod:
+		m.Kind = KindNotification
+	case m.Error != nil:
+		m.Kind = KindError
+		m.ErrorCode, m.HasErrorCode = errorCode(m.Error)
+	case m.Result != nil:
+		m.Kind = KindResponse
+	default:
+		m.Kind = KindNonProtocol
+	}
+}
+
+func errorCode(errObj []byte) (int64, bool) {
+	if errObj[0] != '{' {
+		return 0, false
+	}
+	raw := Value(errObj, "code")
+	if raw == nil {
+		return 0, false
+	}
+	code, err := strconv.ParseInt(string(raw), 10, 64)
+	return code, err == nil
+}
+
+// StringMember returns the decoded string value of key in the valid JSON
+// object obj, or "" when it is absent or not a string.
+func StringMember(obj []byte, key string) string {
+	v := Value(obj, key)
+	if len(v) == 0 || v[0] != '"' {
+		return ""
+	}
+	return unquote(v)
+}
+
+// Value returns the exact bytes of key's value in the valid JSON object
+// obj, or nil. Keys are compared after unescaping, exactly (JSON-RPC
+// member names are case-sensitive, unlike encoding/json's matching).
+func Value(obj []byte, key string) []byte {
+	var found []byte
+	forEachMember(obj, func(k, v []byte) {
+		if found == nil && string(k) == key {
+			found = v
+		}
+	})
+	return found
+}
+
+// unquote decodes a JSON string literal; it returns "" for non-strings.
+func unquote(lit []byte) string {
+	if len(lit) < 2 || lit[0] != '"' {
+		return ""
+	}
+	inner := lit[1 : len(lit)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner)
+	}
+	var s string
+	if json.Unmarshal(lit, &s) != nil {
+		return ""
+	}
+	return s
+}

@@ -1,0 +1,58 @@
+package wire
+
+import "testing"
+
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		name    string
+		line    string
+		kind    Kind
+		id      string
+		method  string
+		session string
+		flags   Flags
+	}{
+		{"request", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`, KindRequest, "1", "initialize", "", 0},
+		{"string id", `{"jsonrpc":"2.0","id":"a\"b","method":"x"}`, KindRequest, `"a\"b"`, "x", "", 0},
+		{"null id request", `{"jsonrpc":"2.0","id":null,"method":"x"}`, KindRequest, "null", "x", "", 0},
+		{"notification with session", `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionId":"no"},"sessionId":"s1"}}`, KindNotification, "", "session/update", "s1", 0},
+		{"response", `{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s9"}}`, KindResponse, "2", "", "", 0},
+		{"error", `{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"nope"}}`, KindError, "3", "", "", 0},
+		{"case matters", `{"jsonrpc":"2.0","ID":3,"Method":"x"}`, KindNonProtocol, "", "", "", 0},
+		{"escaped key", `{"jsonrpc":"2.0","\u0069d":4,"result":null}`, KindResponse, "4", "", "", 0},
+		{"bad version", `{"jsonrpc":"1.0","id":1,"result":{}}`, KindResponse, "1", "", "", FlagBadVersion},
+		{"crlf", "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\r", KindNotification, "", "n", "", FlagCRLF},
+		{"invalid json", `{"jsonrpc":"2.0",`, KindInvalidJSON, "", "", "", 0},
+		{"log line", `INFO starting agent`, KindNonProtocol, "", "", "", 0},
+		{"empty", ``, KindNonProtocol, "", "", "", FlagEmpty},
+		{"invalid utf8", "{\"a\":\"\xff\"}", KindInvalidUTF8, "", "", "", 0},
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"b"}]`, KindBatch, "", "", "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := Classify([]byte(tt.line))
+			if m.Kind != tt.kind || string(m.ID) != tt.id || m.Method != tt.method || m.SessionID != tt.session || m.Flags != tt.flags {
+				t.Errorf("Classify(%q) = kind %v id %q method %q session %q flags %v; want %v %q %q %q %v",
+					tt.line, m.Kind, m.ID, m.Method, m.SessionID, m.Flags, tt.kind, tt.id, tt.method, tt.session, tt.flags)
+			}
+		})
+	}
+}
+
+func TestClassifyBatchMembers(t *testing.T) {
+	line := ` [{"jsonrpc":"2.0","id":1,"method":"a"}, 5 ,{"jsonrpc":"2.0","method":"b"}]`
+	m := Classify([]byte(line))
+	if m.Kind != KindBatch || len(m.Members) != 3 {
+		t.Fatalf("got kind %v with %d members", m.Kind, len(m.Members))
+	}
+	want := []struct {
+		text string
+		kind Kind
+	}{{`{"jsonrpc":"2.0","id":1,"method":"a"}`, KindRequest}, {`5`, KindNonProtocol}, {`{"jsonrpc":"2.0","method":"b"}`, KindNotification}}
+	for i, w := range want {
+		got := m.Members[i]
+		if line[got.Start:got.End] != w.text || got.Kind != w.kind || got.Flags&FlagBatchMember == 0 {
+			t.Errorf("member %d = %q %v, want %q %v", i, line[got.Start:got.End], got.Kind, w.text, w.kind)
+		}
+	}
+}

@@ -1,0 +1,15 @@
+// Package wire frames and classifies JSON-RPC 2.0 traffic as it appears on
+// the wire: newline framing with no size limit, the SSE event codec, and
+// Classify, which tells what a frame is (request, notification, response,
+// error response, batch, invalid JSON, non-protocol line, invalid UTF-8)
+// and pulls out its id, method and sessionId without re-encoding anything.
+// Pairer matches responses to requests by (direction, exact id bytes).
+//
+// wire knows nothing of storage, transports or the UI; every other package
+// builds on it.
+//
+// # Concurrency
+//
+// Classify is a pure function and safe for concurrent use. Framer, Pairer
+// and SSEDecoder hold state and belong to one goroutine each.
+package wire
