@@ -1,0 +1,87 @@
+package wire
+
+import (
+	"bytes"
+	"testing"
+)
+
+// frameAll pushes input in chunks of the given size and collects frames.
+func frameAll(input []byte, chunk int) (frames [][]byte, rest []byte) {
+	var f Framer
+	collect := func(fr []byte) { frames = append(frames, append([]byte(nil), fr...)) }
+	for len(input) > 0 {
+		n := min(chunk, len(input))
+		f.Push(input[:n], collect)
+		input = input[n:]
+	}
+	f.Flush(func(fr []byte) { rest = append([]byte(nil), fr...) })
+	return frames, rest
+}
+
+func TestFramer(t *testing.T) {
+	big := bytes.Repeat([]byte("x"), 1<<20)
+	tests := []struct {
+		name   string
+		input  string
+		frames []string
+		rest   string
+	}{
+		{"empty", "", nil, ""},
+		{"one line", "a\n", []string{"a"}, ""},
+		{"no final newline", "a\nb", []string{"a"}, "b"},
+		{"empty lines", "\n\n", []string{"", ""}, ""},
+		{"crlf kept", "a\r\nb\r\n", []string{"a\r", "b\r"}, ""},
+		{"binary", "\x00\xff\n\x01", []string{"\x00\xff"}, "\x01"},
+		{"huge", string(big) + "\nz", []string{string(big)}, "z"},
+	}
+	for _, tt := range tests {
+		for _, chunk := range []int{1, 3, 4096, 1 << 30} {
+			frames, rest := frameAll([]byte(tt.input), chunk)
+			if len(frames) != len(tt.frames) {
+				t.Fatalf("%s/chunk %d: %d frames, want %d", tt.name, chunk, len(frames), len(tt.frames))
+			}
+			for i := range frames {
+				if string(frames[i]) != tt.frames[i] {
+					t.Errorf("%s/chunk %d: frame %d = %.40q, want %.40q", tt.name, chunk, i, frames[i], tt.frames[i])
+				}
+			}
+			if string(rest) != tt.rest {
+				t.Errorf("%s/chunk %d: rest %q, want %q", tt.name, chunk, rest, tt.rest)
+			}
+		}
+	}
+}
+
+func TestFramerDiscard(t *testing.T) {
+	var f Framer
+	var got []string
+	f.Push([]byte("lost part"), func(fr []byte) { got = append(got, string(fr)) })
+	if n := f.Discard(); n != len("lost part") {
+		t.Fatalf("Discard = %d, want %d", n, len("lost part"))
+	}
+	f.Push([]byte("next\n"), func(fr []byte) { got = append(got, string(fr)) })
+	if len(got) != 1 || got[0] != "next" {
+		t.Fatalf("after Discard got %q", got)
+	}
+}
+
+// FuzzFramer checks that framing loses and invents no byte, whatever the
+// chunking: joining the frames with "\n" and the rest gives the input back.
+func FuzzFramer(f *testing.F) {
+	f.Add([]byte("a\nb\r\n\n{\"x\":1}"), uint8(3))
+	f.Add([]byte("\xff\x00\n"), uint8(1))
+	f.Fuzz(func(t *testing.T, input []byte, chunk uint8) {
+		frames, rest := frameAll(input, int(chunk)+1)
+		var out []byte
+		for _, fr := range frames {
+			if bytes.IndexByte(fr, '\n') >= 0 {
+				t.Fatalf("frame contains a newline: %q", fr)
+			}
+			out = append(append(out, fr...), '\n')
+		}
+		out = append(out, rest...)
+		if !bytes.Equal(out, input) {
+			t.Fatalf("reassembled %q, want %q", out, input)
+		}
+	})
+}
