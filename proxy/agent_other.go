@@ -1,0 +1,7 @@
+//go:build unix && !linux
+
+package proxy
+
+import "os"
+
+func growPipe(*os.File) {}
