@@ -1,0 +1,219 @@
+package capture
+
+// Span editing: redaction (and replay's identifier rebinding) rewrite
+// single values inside a message's exact bytes. Re-marshalling would
+// reorder keys, change number spellings and escapes, and make a bug report
+// lie about what was on the wire, so we find each value's span and splice.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// errNotJSON: WalkJSON was given bytes json.Valid rejects.
+var errNotJSON = errors.New("not valid JSON")
+
+// WalkJSON calls visit for every value of the valid JSON document doc,
+// depth first and in document order, with its path (object keys unescaped,
+// array indexes in decimal) and its span doc[start:end]. visit returns
+// false to skip a container's children. The path slice is only valid
+// during the call.
+func WalkJSON(doc []byte, visit func(path []string, start, end int) bool) error {
+	if !json.Valid(doc) {
+		return errNotJSON
+	}
+	w := walker{doc: doc, visit: visit}
+	w.value(skipWS(doc, 0), nil)
+	return nil
+}
+
+type walker struct {
+	doc   []byte
+	visit func(path []string, start, end int) bool
+}
+
+func (w *walker) value(i int, path []string) int {
+	end := skipJSONValue(w.doc, i)
+	if !w.visit(path, i, end) {
+		return end
+	}
+	switch w.doc[i] {
+	case '{':
+		w.object(i, path)
+	case '[':
+		w.array(i, path)
+	}
+	return end
+}
+
+func (w *walker) object(i int, path []string) {
+	doc := w.doc
+	i = skipWS(doc, i+1)
+	for i < len(doc) && doc[i] != '}' {
+		keyEnd := skipJSONString(doc, i)
+		key := unquoteKey(doc[i:keyEnd])
+		i = skipWS(doc, keyEnd)
+		i = skipWS(doc, i+1) // the colon
+		end := w.value(i, append(path[:len(path):len(path)], key))
+		i = skipWS(doc, end)
+		if i < len(doc) && doc[i] == ',' {
+			i = skipWS(doc, i+1)
+		}
+	}
+}
+
+func (w *walker) array(i int, path []string) {
+	doc := w.doc
+	i = skipWS(doc, i+1)
+	for n := 0; i < len(doc) && doc[i] != ']'; n++ {
+		end := w.value(i, append(path[:len(path):len(path)], strconv.Itoa(n)))
+		i = skipWS(doc, end)
+		if i < len(doc) && doc[i] == ',' {
+			i = skipWS(doc, i+1)
+		}
+	}
+}
+
+func unquoteKey(lit []byte) string {
+	inner := lit[1 : len(lit)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner)
+	}
+	var s string
+	_ = json.Unmarshal(lit, &s) // valid JSON: cannot fail
+	return s
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+func skipJSONString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+func skipJSONValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipJSONString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipJSONString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return len(b)
+	}
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// Edit replaces doc[Start:End] with With.
+type Edit struct {
+	Start, End int
+	With       []byte
+}
+
+// ApplyEdits returns doc with the edits spliced in. Edits must not
+// overlap; their order does not matter. doc is not modified.
+func ApplyEdits(doc []byte, edits []Edit) []byte {
+	if len(edits) == 0 {
+		return doc
+	}
+	sort.Slice(edits, func(a, b int) bool { return edits[a].Start < edits[b].Start })
+	out := make([]byte, 0, len(doc)+len(edits)*len(redactedLiteral))
+	last := 0
+	for _, e := range edits {
+		out = append(out, doc[last:e.Start]...)
+		out = append(out, e.With...)
+		last = e.End
+	}
+	return append(out, doc[last:]...)
+}
+
+// PathString joins a WalkJSON path with dots, the form --redact, --ignore
+// and diff output use.
+func PathString(path []string) string { return strings.Join(path, ".") }
+
+// MatchPath reports whether path matches the glob pattern: dot-separated
+// segments where "*" matches one segment, "**" any number (also none), and
+// a segment may hold * wildcards inside ("*Token"). "a[0]" is read as
+// "a.0".
+func MatchPath(pattern string, path []string) bool {
+	return matchSegments(splitPattern(pattern), path)
+}
+
+func splitPattern(p string) []string {
+	p = strings.NewReplacer("[", ".", "]", "").Replace(p)
+	return strings.Split(strings.Trim(p, "."), ".")
+}
+
+func matchSegments(pat, path []string) bool {
+	for len(pat) > 0 {
+		if pat[0] == "**" {
+			for k := 0; k <= len(path); k++ {
+				if matchSegments(pat[1:], path[k:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(path) == 0 || !matchSegment(pat[0], path[0]) {
+			return false
+		}
+		pat, path = pat[1:], path[1:]
+	}
+	return len(path) == 0
+}
+
+// matchSegment matches one segment with * wildcards.
+func matchSegment(pat, s string) bool {
+	if !strings.Contains(pat, "*") {
+		return pat == s
+	}
+	parts := strings.Split(pat, "*")
+	if !strings.HasPrefix(s, parts[0]) {
+		return false
+	}
+	s = s[len(parts[0]):]
+	for _, part := range parts[1 : len(parts)-1] {
+		k := strings.Index(s, part)
+		if k < 0 {
+			return false
+		}
+		s = s[k+len(part):]
+	}
+	return strings.HasSuffix(s, parts[len(parts)-1])
+}
