@@ -1,0 +1,100 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/acpscope/acpscope/wire"
+)
+
+// Msg is one captured frame as protocol sees it: the fields of a capture
+// record that matter for meaning, and the exact bytes.
+type Msg struct {
+	Seq   uint64
+	Time  int64 // unix nanoseconds
+	Dir   wire.Dir
+	Kind  wire.Kind
+	Flags wire.Flags
+	// ID holds the exact bytes of the JSON-RPC id, nil when absent.
+	ID []byte
+	// Method of a request or notification (a capture may also set it on
+	// responses, to the method they answer; protocol pairs on its own).
+	Method  string
+	Session string
+	// Parent is the batch a batch member belongs to (0 for none).
+	Parent uint64
+	// Body holds the exact bytes of the frame, without its newline.
+	Body []byte
+	// HTTP is the envelope of frames that travelled over HTTP/WebSocket.
+	HTTP *wire.Envelope
+}
+
+// FromLine builds a Msg from one wire line, classifying it. It is the
+// convenience tests and importers use; captured records already carry
+// their kind.
+func FromLine(seq uint64, dir wire.Dir, line []byte) Msg {
+	c := wire.Classify(line)
+	return Msg{Seq: seq, Dir: dir, Kind: c.Kind, Flags: c.Flags, ID: c.ID, Method: c.Method, Session: c.SessionID, Body: line}
+}
+
+// member returns the exact bytes of key in the body's top-level object.
+func (m *Msg) member(key string) []byte {
+	b := bytes.TrimSpace(m.Body)
+	if len(b) == 0 || b[0] != '{' || !json.Valid(b) {
+		return nil
+	}
+	return wire.Value(b, key)
+}
+
+// params returns the exact bytes of "params", nil when absent.
+func (m *Msg) params() []byte { return m.member("params") }
+
+// result returns the exact bytes of "result", nil when absent.
+func (m *Msg) result() []byte { return m.member("result") }
+
+// decode unmarshals raw JSON into v with numbers kept as json.Number. It
+// reports whether raw held a value that decoded.
+func decode(raw []byte, v any) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	return d.Decode(v) == nil
+}
+
+// object decodes raw as a JSON object; nil when it is not one.
+func object(raw []byte) map[string]any {
+	var m map[string]any
+	if !decode(raw, &m) {
+		return nil
+	}
+	return m
+}
+
+// str returns m[key] when it is a string.
+func str(m map[string]any, key string) string {
+	s, _ := m[key].(string)
+	return s
+}
+
+// obj returns m[key] when it is an object.
+func obj(m map[string]any, key string) map[string]any {
+	o, _ := m[key].(map[string]any)
+	return o
+}
+
+// arr returns m[key] when it is an array.
+func arr(m map[string]any, key string) []any {
+	a, _ := m[key].([]any)
+	return a
+}
+
+// isTrue reports whether m[key] is the boolean true.
+func isTrue(m map[string]any, key string) bool {
+	b, _ := m[key].(bool)
+	return b
+}
+
+// idKey is the exact id bytes as a map key; "" for none.
+func idKey(id []byte) string { return string(bytes.TrimSpace(id)) }
