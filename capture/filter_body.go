@@ -1,0 +1,132 @@
+package capture
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/acpscope/acpscope/wire"
+)
+
+// This file holds the terms that read a record's bytes: free text,
+// update: and JSON paths. Each checks what the metadata can tell first, so
+// the body is loaded only for records it might match.
+
+func filterDuration(n int64) string { return time.Duration(n).String() }
+
+// fTextNode searches the raw bytes: case-insensitively for a bare word,
+// exactly for quoted text.
+type fTextNode struct {
+	text  string
+	exact bool
+}
+
+func (n *fTextNode) match(c *filterEval) bool {
+	if n.exact {
+		return bytes.Contains(c.bytes(), []byte(n.text))
+	}
+	return bytes.Contains(c.lowerBytes(), bytes.ToLower([]byte(n.text)))
+}
+
+func (n *fTextNode) needsBody() bool { return true }
+func (n *fTextNode) write(b *strings.Builder) {
+	if n.exact {
+		b.WriteString(quoteFilterString(n.text))
+		return
+	}
+	b.WriteString(n.text)
+}
+
+// fUpdateNode matches session/update notifications by
+// params.update.sessionUpdate.
+type fUpdateNode struct{ pattern string }
+
+var updateVariantPath = []string{"params", "update", "sessionUpdate"}
+
+func (n *fUpdateNode) match(c *filterEval) bool {
+	if c.r.Method != "session/update" || c.r.Kind != wire.KindNotification {
+		return false
+	}
+	v := jsonPathValue(c.bytes(), updateVariantPath)
+	return len(v) > 0 && v[0] == '"' && globMatch(n.pattern, decodeJSONString(v))
+}
+
+func (n *fUpdateNode) needsBody() bool { return true }
+func (n *fUpdateNode) write(b *strings.Builder) {
+	b.WriteString("update:" + quoteFilterValue(n.pattern))
+}
+
+// fPathNode matches a JSON path's value: a string by its decoded text
+// (with * globs), anything else by its exact JSON text.
+type fPathNode struct {
+	path  []string
+	value string
+}
+
+func (n *fPathNode) match(c *filterEval) bool {
+	if !c.r.Kind.IsProtocol() || c.r.Kind == wire.KindBatch {
+		return false
+	}
+	v := jsonPathValue(c.bytes(), n.path)
+	if v == nil {
+		return false
+	}
+	if v[0] == '"' {
+		return globMatch(n.value, decodeJSONString(v))
+	}
+	return string(v) == n.value
+}
+
+func (n *fPathNode) needsBody() bool { return true }
+func (n *fPathNode) write(b *strings.Builder) {
+	b.WriteString(strings.Join(n.path, ".") + "=" + quoteFilterValue(n.value))
+}
+
+// jsonPathValue returns the exact bytes at path in the JSON document doc, or nil.
+// Numeric segments index arrays. doc need not be valid: invalid input
+// yields nil.
+func jsonPathValue(doc []byte, path []string) []byte {
+	v := bytes.TrimSpace(doc)
+	if len(v) == 0 || v[0] != '{' || !json.Valid(v) {
+		return nil
+	}
+	for _, seg := range path {
+		if len(v) == 0 {
+			return nil
+		}
+		switch v[0] {
+		case '{':
+			v = wire.Value(v, seg)
+		case '[':
+			v = jsonArrayElement(v, seg)
+		default:
+			return nil
+		}
+		if v == nil {
+			return nil
+		}
+	}
+	return v
+}
+
+func jsonArrayElement(arr []byte, seg string) []byte {
+	i, err := strconv.Atoi(seg)
+	if err != nil || i < 0 {
+		return nil
+	}
+	var elems []json.RawMessage
+	if json.Unmarshal(arr, &elems) != nil || i >= len(elems) {
+		return nil
+	}
+	return bytes.TrimSpace(elems[i])
+}
+
+func decodeJSONString(lit []byte) string {
+	var s string
+	if json.Unmarshal(lit, &s) != nil {
+		return ""
+	}
+	return s
+}

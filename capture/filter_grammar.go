@@ -1,0 +1,40 @@
+package capture
+
+// FilterGrammar is the filter language's help text, shown by `?` in the
+// inspector's filter bar and by `acpscope dump --help`.
+const FilterGrammar = `Filter language (the inspector's filter bar and acpscope dump --filter)
+
+Terms
+  method:GLOB        method name; * matches anything: method:session/*
+                     (a response matches through the request it answers)
+  dir:client         sent by the client (editor); dir:agent: by the agent
+  kind:KIND          request, notification, response, error, batch, stderr,
+                     invalid (invalid JSON, invalid UTF-8 or not JSON-RPC),
+                     nonprotocol, invalid-json, invalid-utf8
+  error              error responses (same as kind:error)
+  id:N               request id: id:7 finds 7 and "7"
+  session:S          ACP sessionId, or a prefix of it
+  update:GLOB        session/update variant: update:agent_message_chunk
+  flag:NAME          partial, crlf, batch-member, truncated, binary,
+                     bad-version, empty, after-exit
+  size>N             wire size; also <, >=, <=, =; units B KB MB GB KiB MiB GiB
+  latency>D          response time: latency>2s, latency<150ms, latency>500 (ms)
+  seq>N              sequence number
+  a.b.c=VALUE        JSON path in the message: params.update.sessionUpdate=plan,
+                     result.stopReason=cancelled, params.prompt.0.type=text;
+                     strings compare by text (* globs), others by JSON text
+  word               text in the raw bytes, ignoring case
+  "quoted text"      text in the raw bytes, exactly; \" and \\ inside quotes
+
+Operators (not binds tightest, then and, then or)
+  a b  a and b       both
+  a or b             either
+  not a  !a          not a
+  ( … )              grouping
+
+Examples
+  method:session/prompt or error
+  dir:agent update:tool_call* not "pending"
+  latency>2s (method:session/prompt or method:fs/*)
+  size>1MiB kind:notification
+`
