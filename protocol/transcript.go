@@ -1,0 +1,424 @@
+package protocol
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/acpscope/acpscope/wire"
+)
+
+// BuildTranscript rebuilds the conversation from msgs, in capture order.
+// It never fails: what it does not understand it keeps verbatim.
+func BuildTranscript(msgs []Msg) *Transcript {
+	b := &builder{t: &Transcript{}, byID: map[string]*Session{}, pending: map[pendingKey]pendingReq{}}
+	forEachUnit(msgs, b.unit)
+	return b.t
+}
+
+type pendingKey struct {
+	dir wire.Dir
+	id  string
+}
+
+type pendingReq struct {
+	u    unit
+	item *Item // the permission or client-call item it made
+	turn *Turn // the prompt turn it opened
+	sess *Session
+}
+
+type builder struct {
+	t       *Transcript
+	byID    map[string]*Session
+	pending map[pendingKey]pendingReq
+}
+
+func (b *builder) unit(u unit) {
+	switch u.Kind {
+	case wire.KindRequest:
+		b.request(u)
+	case wire.KindNotification:
+		b.notification(u)
+	case wire.KindResponse, wire.KindError:
+		k := pendingKey{u.Dir.Reverse(), idKey(u.ID)}
+		if req, ok := b.pending[k]; ok {
+			delete(b.pending, k)
+			b.response(req, u)
+		}
+	}
+}
+
+func (b *builder) session(id string) *Session {
+	if s, ok := b.byID[id]; ok {
+		return s
+	}
+	s := &Session{ID: id, Origin: "unknown", tools: map[string]*Item{}}
+	b.byID[id] = s
+	b.t.Sessions = append(b.t.Sessions, s)
+	return s
+}
+
+// current returns the turn new items of s go to.
+func (s *Session) current() *Turn {
+	if s.loading != nil {
+		return s.loading
+	}
+	if len(s.Turns) == 0 {
+		s.Turns = append(s.Turns, &Turn{Index: 0})
+	}
+	return s.Turns[len(s.Turns)-1]
+}
+
+// nextIndex numbers turns from 1; the setup turn is 0.
+func (s *Session) nextIndex() int {
+	n := 1
+	for _, t := range s.Turns {
+		if t.Index >= n {
+			n = t.Index + 1
+		}
+	}
+	return n
+}
+
+func (s *Session) add(it *Item) *Item {
+	t := s.current()
+	it.Replayed = t.Replayed
+	t.Items = append(t.Items, it)
+	return it
+}
+
+func (b *builder) request(u unit) {
+	p := object(u.params())
+	req := pendingReq{u: u}
+	switch u.Method {
+	case "session/load", "session/resume":
+		s := b.session(str(p, "sessionId"))
+		s.Origin = strings.TrimPrefix(u.Method, "session/")
+		s.Seqs = append(s.Seqs, u.Seq)
+		if u.Method == "session/load" {
+			s.loading = &Turn{Index: s.nextIndex(), Replayed: true}
+			s.Turns = append(s.Turns, s.loading)
+		}
+		req.sess = s
+	case "session/prompt":
+		s := b.session(str(p, "sessionId"))
+		t := &Turn{Index: s.nextIndex(), PromptSeq: u.Seq, Prompt: blocks(arr(p, "prompt"))}
+		s.Turns = append(s.Turns, t)
+		req.turn = t
+	case "session/request_permission":
+		s := b.session(str(p, "sessionId"))
+		req.item = s.add(&Item{Kind: ItemPermission, Seqs: []uint64{u.Seq}, Permission: permission(p)})
+	default:
+		if strings.HasPrefix(u.Method, "fs/") || strings.HasPrefix(u.Method, "terminal/") || strings.HasPrefix(u.Method, "elicitation/") {
+			s := b.session(str(p, "sessionId"))
+			req.item = s.add(&Item{Kind: ItemCall, Seqs: []uint64{u.Seq}, Call: &ClientCall{Method: u.Method, Summary: callSummary(u.Method, p)}})
+		}
+	}
+	b.pending[pendingKey{u.Dir, idKey(u.ID)}] = req
+}
+
+func (b *builder) response(req pendingReq, u unit) {
+	res := object(u.result())
+	errMsg := ""
+	if u.Kind == wire.KindError {
+		errMsg = str(object(wire.Value(u.Body, "error")), "message")
+		if errMsg == "" {
+			errMsg = "error"
+		}
+	}
+	switch req.u.Method {
+	case "initialize":
+		b.initialize(req.u, res)
+	case "session/new", "session/fork":
+		if id := str(res, "sessionId"); id != "" {
+			s := b.session(id)
+			s.Origin = strings.TrimPrefix(req.u.Method, "session/")
+			s.Seqs = append(s.Seqs, req.u.Seq, u.Seq)
+			if mode := str(obj(res, "modes"), "currentModeId"); mode != "" && s.Mode == "" {
+				s.Mode = mode
+			}
+		}
+	case "session/load", "session/resume":
+		if s := req.sess; s != nil {
+			s.Seqs = append(s.Seqs, u.Seq)
+			s.loading = nil
+		}
+	case "session/prompt":
+		if t := req.turn; t != nil {
+			t.EndSeq, t.StopReason, t.Error = u.Seq, str(res, "stopReason"), errMsg
+		}
+	}
+	if it := req.item; it != nil {
+		it.Seqs = append(it.Seqs, u.Seq)
+		switch {
+		case it.Permission != nil && errMsg != "":
+			it.Permission.Outcome, it.Permission.Error = "error", errMsg
+		case it.Permission != nil:
+			o := obj(res, "outcome")
+			it.Permission.Outcome, it.Permission.OptionID = str(o, "outcome"), str(o, "optionId")
+		case it.Call != nil && errMsg != "":
+			it.Call.Error = errMsg
+		case it.Call != nil:
+			it.Call.Result = resultSummary(req.u.Method, res, u.result())
+		}
+	}
+}
+
+func (b *builder) initialize(req unit, res map[string]any) {
+	if v, ok := res["protocolVersion"].(json.Number); ok {
+		if n, err := v.Int64(); err == nil {
+			b.t.Version = int(n)
+		}
+	}
+	b.t.Agent = info(obj(res, "agentInfo"))
+	b.t.Client = info(obj(object(req.params()), "clientInfo"))
+}
+
+func info(m map[string]any) string {
+	name := str(m, "name")
+	if v := str(m, "version"); v != "" {
+		return name + " " + v
+	}
+	return name
+}
+
+func (b *builder) notification(u unit) {
+	p := object(u.params())
+	switch u.Method {
+	case "session/update":
+		b.update(u, b.session(str(p, "sessionId")), obj(p, "update"), wire.Value(u.params(), "update"))
+	case "session/cancel":
+		s := b.session(str(p, "sessionId"))
+		if t := s.current(); t.PromptSeq != 0 && t.EndSeq == 0 {
+			t.CancelSeq = u.Seq
+		}
+	}
+}
+
+func (b *builder) update(u unit, s *Session, upd map[string]any, raw []byte) {
+	kind := str(upd, "sessionUpdate")
+	switch kind {
+	case "user_message_chunk":
+		b.chunk(u, s, ItemUser, upd)
+	case "agent_message_chunk":
+		b.chunk(u, s, ItemAgent, upd)
+	case "agent_thought_chunk":
+		b.chunk(u, s, ItemThought, upd)
+	case "tool_call", "tool_call_update":
+		b.tool(u, s, upd)
+	case "plan":
+		plan := &Plan{Seq: u.Seq}
+		for _, e := range arr(upd, "entries") {
+			em, _ := e.(map[string]any)
+			plan.Entries = append(plan.Entries, PlanEntry{Content: str(em, "content"), Priority: str(em, "priority"), Status: str(em, "status")})
+		}
+		s.Plan, s.Plans = plan, append(s.Plans, plan)
+		s.add(&Item{Kind: ItemPlan, Seqs: []uint64{u.Seq}, Plan: plan})
+	default:
+		it := &Item{Kind: ItemInfo, Seqs: []uint64{u.Seq}, Update: kind, Raw: json.RawMessage(raw)}
+		if _, known := LookupUpdate(kind); !known {
+			it.Kind = ItemUnknown
+		}
+		it.Summary = infoSummary(s, kind, upd)
+		s.add(it)
+	}
+}
+
+// chunk joins a message chunk to the previous item when it continues the
+// same message: same kind, same messageId, no other content in between.
+func (b *builder) chunk(u unit, s *Session, kind ItemKind, upd map[string]any) {
+	text := blockOf(obj(upd, "content")).Summary()
+	msgID := str(upd, "messageId")
+	t := s.current()
+	// Info updates (usage, title, config…) arrive mid-message; they do not
+	// end it. Anything else (a tool call, a thought) does.
+	for i := len(t.Items) - 1; i >= 0; i-- {
+		last := t.Items[i]
+		if last.Kind == ItemInfo {
+			continue
+		}
+		if last.Kind == kind && last.MessageID == msgID {
+			last.Text += text
+			last.Seqs = append(last.Seqs, u.Seq)
+			return
+		}
+		break
+	}
+	s.add(&Item{Kind: kind, Seqs: []uint64{u.Seq}, MessageID: msgID, Text: text})
+}
+
+func (b *builder) tool(u unit, s *Session, upd map[string]any) {
+	id := str(upd, "toolCallId")
+	it, ok := s.tools[id]
+	if !ok {
+		it = s.add(&Item{Kind: ItemTool, Tool: &ToolCall{ID: id}})
+		s.tools[id] = it
+	}
+	it.Seqs = append(it.Seqs, u.Seq)
+	mergeTool(it.Tool, upd)
+}
+
+// mergeTool applies the fields present in a tool_call or
+// tool_call_update; content and locations replace the earlier lists.
+func mergeTool(tc *ToolCall, upd map[string]any) {
+	if v, ok := upd["title"].(string); ok {
+		tc.Title = v
+	}
+	if v, ok := upd["kind"].(string); ok {
+		tc.Kind = v
+	}
+	if v, ok := upd["status"].(string); ok {
+		tc.Status = v
+		if n := len(tc.Statuses); n == 0 || tc.Statuses[n-1] != v {
+			tc.Statuses = append(tc.Statuses, v)
+		}
+	}
+	if c, ok := upd["content"].([]any); ok {
+		tc.Content = toolContent(c)
+	}
+	if l, ok := upd["locations"].([]any); ok {
+		tc.Locations = tc.Locations[:0]
+		for _, e := range l {
+			em, _ := e.(map[string]any)
+			loc := Location{Path: str(em, "path")}
+			if n, ok := em["line"].(json.Number); ok {
+				line, _ := n.Int64()
+				loc.Line = int(line)
+			}
+			tc.Locations = append(tc.Locations, loc)
+		}
+	}
+	if v, ok := upd["rawInput"]; ok {
+		tc.RawInput = rawOf(v)
+	}
+	if v, ok := upd["rawOutput"]; ok {
+		tc.RawOutput = rawOf(v)
+	}
+}
+
+func toolContent(list []any) []ToolContent {
+	var out []ToolContent
+	for _, e := range list {
+		em, _ := e.(map[string]any)
+		c := ToolContent{Type: str(em, "type")}
+		switch c.Type {
+		case "content":
+			blk := blockOf(obj(em, "content"))
+			c.Block = &blk
+		case "diff":
+			c.Path, c.NewText = str(em, "path"), str(em, "newText")
+			c.OldText, c.HasOld = em["oldText"].(string)
+		case "terminal":
+			c.TerminalID = str(em, "terminalId")
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func rawOf(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func blocks(list []any) []Block {
+	var out []Block
+	for _, e := range list {
+		em, _ := e.(map[string]any)
+		out = append(out, blockOf(em))
+	}
+	return out
+}
+
+func blockOf(m map[string]any) Block {
+	b := Block{Type: str(m, "type"), Text: str(m, "text"), MimeType: str(m, "mimeType"), URI: str(m, "uri"), Name: str(m, "name")}
+	b.Size = len(str(m, "data"))
+	if r := obj(m, "resource"); r != nil {
+		b.URI, b.Text, b.MimeType = str(r, "uri"), str(r, "text"), str(r, "mimeType")
+		b.Size = len(str(r, "blob"))
+	}
+	return b
+}
+
+func permission(p map[string]any) *Permission {
+	tc := obj(p, "toolCall")
+	perm := &Permission{ToolCallID: str(tc, "toolCallId"), Title: str(tc, "title")}
+	for _, o := range arr(p, "options") {
+		om, _ := o.(map[string]any)
+		perm.Options = append(perm.Options, PermissionOption{ID: str(om, "optionId"), Name: str(om, "name"), Kind: str(om, "kind")})
+	}
+	return perm
+}
+
+func callSummary(method string, p map[string]any) string {
+	switch method {
+	case "terminal/create":
+		cmd := str(p, "command")
+		for _, a := range arr(p, "args") {
+			if s, ok := a.(string); ok {
+				cmd += " " + s
+			}
+		}
+		return cmd
+	case "elicitation/create":
+		return str(p, "message")
+	}
+	if path := str(p, "path"); path != "" {
+		return path
+	}
+	return str(p, "terminalId")
+}
+
+func resultSummary(method string, res map[string]any, raw []byte) string {
+	switch method {
+	case "fs/read_text_file":
+		return fmt.Sprintf("%d chars", len(str(res, "content")))
+	case "terminal/create":
+		return "terminal " + str(res, "terminalId")
+	case "terminal/output":
+		return fmt.Sprintf("%d chars of output", len(str(res, "output")))
+	case "terminal/wait_for_exit":
+		return "exit " + numberText(res["exitCode"]) + str(res, "signal")
+	}
+	if len(raw) <= 80 {
+		return string(raw)
+	}
+	return fmt.Sprintf("%d bytes", len(raw))
+}
+
+func infoSummary(s *Session, kind string, upd map[string]any) string {
+	switch kind {
+	case "available_commands_update":
+		var names []string
+		for _, c := range arr(upd, "availableCommands") {
+			cm, _ := c.(map[string]any)
+			names = append(names, "/"+str(cm, "name"))
+		}
+		return fmt.Sprintf("%d commands: %s", len(names), strings.Join(names, " "))
+	case "current_mode_update":
+		s.Mode = str(upd, "currentModeId")
+		return "mode " + s.Mode
+	case "config_option_update":
+		var kv []string
+		for _, c := range arr(upd, "configOptions") {
+			cm, _ := c.(map[string]any)
+			kv = append(kv, str(cm, "id")+"="+fmt.Sprint(cm["currentValue"]))
+		}
+		return "config " + strings.Join(kv, " ")
+	case "session_info_update":
+		if t, ok := upd["title"].(string); ok {
+			s.Title = t
+		}
+		return fmt.Sprintf("title %q", str(upd, "title"))
+	case "usage_update":
+		return fmt.Sprintf("context %s of %s tokens used", numberText(upd["used"]), numberText(upd["size"]))
+	}
+	if kind == "" {
+		return "session/update without update.sessionUpdate"
+	}
+	return kind
+}
