@@ -1,0 +1,203 @@
+package replay
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/acpscope/acpscope/wire"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden file (run with -update to create it): %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (rerun with -update if intended)\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// conv builds a paired conversation from lines "c {json}" (client sent)
+// and "a {json}" (agent sent), 10 ms apart.
+func conv(lines ...string) []Message {
+	var msgs []Message
+	for i, l := range lines {
+		dir := wire.DirClient
+		if l[0] == 'a' {
+			dir = wire.DirAgent
+		}
+		msgs = append(msgs, Split(uint64(i+1), int64(i)*10e6, dir, []byte(l[2:]))...)
+	}
+	return Pair(msgs)
+}
+
+func chunk(session, text string) string {
+	return `a {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"` + session + `","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + text + `"}}}}`
+}
+
+func demoConv(session, stop string, chunks ...string) []Message {
+	lines := []string{
+		`c {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true}}}}`,
+		`a {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentInfo":{"name":"demo","version":"1.0"}}}`,
+		`c {"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`,
+		`a {"jsonrpc":"2.0","id":1,"result":{"sessionId":"` + session + `"}}`,
+		`c {"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"` + session + `","prompt":[{"type":"text","text":"hi"}]}}`,
+	}
+	for _, c := range chunks {
+		lines = append(lines, chunk(session, c))
+	}
+	lines = append(lines, `a {"jsonrpc":"2.0","id":2,"result":{"stopReason":"`+stop+`"}}`)
+	return conv(lines...)
+}
+
+func TestPair(t *testing.T) {
+	msgs := demoConv("s1", "end_turn", "Hel", "lo")
+	resp := msgs[len(msgs)-1]
+	if resp.Method != "session/prompt" || resp.Peer != 4 || resp.Session != "s1" {
+		t.Errorf("prompt response paired as %+v", resp)
+	}
+	if msgs[3].Session != "s1" {
+		t.Errorf("session/new response attributed to %q, want s1", msgs[3].Session)
+	}
+	if got := Sessions(msgs); strings.Join(got, ",") != "s1" {
+		t.Errorf("sessions %v", got)
+	}
+}
+
+func TestDiffJSON(t *testing.T) {
+	tests := []struct {
+		name     string
+		old, new string
+		ignore   Ignore
+		want     []string
+	}{
+		{"equal modulo key order and spacing", `{"a":1,"b":[1,2]}`, `{ "b":[1,2], "a":1 }`, nil, nil},
+		{"changed scalar", `{"result":{"stopReason":"end_turn"}}`, `{"result":{"stopReason":"refusal"}}`, nil,
+			[]string{`result.stopReason: "end_turn" → "refusal"`}},
+		{"added and removed", `{"a":1,"b":2}`, `{"a":1,"c":3}`, nil, []string{"b: removed (was 2)", "c: added 3"}},
+		{"array growth", `{"x":[1]}`, `{"x":[1,2]}`, nil, []string{"x.1: added 2"}},
+		{"type change", `{"x":{"y":1}}`, `{"x":"y"}`, nil, []string{`x: {"y":1} → "y"`}},
+		{"numbers by text", `{"n":1.0}`, `{"n":1}`, nil, []string{"n: 1.0 → 1"}},
+		{"default volatile paths", `{"id":1,"params":{"sessionId":"a","_meta":{"t":1},"createdAt":"x","v":1}}`,
+			`{"id":9,"params":{"sessionId":"b","_meta":{"t":2},"createdAt":"y","v":1}}`, Ignore(DefaultIgnore), nil},
+		{"--ignore glob", `{"result":{"usage":{"in":1},"stopReason":"end_turn"}}`, `{"result":{"usage":{"in":2},"stopReason":"end_turn"}}`,
+			Ignore{"result.usage.*"}, nil},
+		{"invalid JSON compares as text", `{oops`, `{oops!`, nil, []string{`(text): {oops → {oops!`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, c := range DiffJSON([]byte(tt.old), []byte(tt.new), tt.ignore, nil) {
+				got = append(got, c.String())
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("changes\n got  %q\n want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestBinder(t *testing.T) {
+	b := NewBinder()
+	learned := b.Learn(
+		[]byte(`{"jsonrpc":"2.0","id":1,"result":{"sessionId":"old-s","modes":{"currentModeId":"ask","availableModes":[{"id":"ask"}]}}}`),
+		[]byte(`{"jsonrpc":"2.0","id":7,"result":{"sessionId":"new-s","modes":{"currentModeId":"ask","availableModes":[{"id":"code"}]}}}`))
+	if len(learned) != 1 || learned[0].Old != "old-s" || learned[0].New != "new-s" || learned[0].Path != "result.sessionId" {
+		t.Fatalf("learned %+v, want only result.sessionId old-s→new-s", learned)
+	}
+	b.Learn([]byte(`{"params":{"update":{"toolCallId":"tc-1","content":[{"terminalId":"term-1"}]}}}`),
+		[]byte(`{"params":{"update":{"toolCallId":"tc-9","content":[{"terminalId":"term-9"}]}}}`))
+	in := `{"jsonrpc":"2.0", "id":"old-s","method":"x","params":{"sessionId":"old-s","refs":["tc-1", "term-1"],"text":"old-s is a word here"}}`
+	want := `{"jsonrpc":"2.0", "id":"old-s","method":"x","params":{"sessionId":"new-s","refs":["tc-9", "term-9"],"text":"old-s is a word here"}}`
+	if got := string(b.Apply([]byte(in))); got != want {
+		t.Errorf("Apply\n got  %s\n want %s", got, want)
+	}
+	if r := b.Reverse(); r.Map("new-s") != "old-s" {
+		t.Errorf("Reverse maps new-s to %q", r.Map("new-s"))
+	}
+	if got := string(SetID([]byte(`{"id": 3 ,"method":"m","params":{"id":3}}`), []byte(`"x"`))); got != `{"id": "x" ,"method":"m","params":{"id":3}}` {
+		t.Errorf("SetID: %s", got)
+	}
+}
+
+func TestFoldAndSummary(t *testing.T) {
+	msgs := demoConv("s1", "end_turn", "a", "b", "c")
+	items := Fold(msgs, false)
+	if len(items) != 7 {
+		t.Fatalf("%d items, want 7 (three chunks folded)", len(items))
+	}
+	run := items[5]
+	if run.Text != "abc" || len(run.Msgs) != 3 || run.Summary() != "session/update agent_message_chunk ×3" {
+		t.Errorf("run text %q summary %q", run.Text, run.Summary())
+	}
+	if s := items[6].Summary(); s != "session/prompt result end_turn" {
+		t.Errorf("prompt result summary %q", s)
+	}
+	if n := len(Fold(msgs, true)); n != 9 {
+		t.Errorf("strict fold gave %d items, want 9", n)
+	}
+}
+
+func TestCompare(t *testing.T) {
+	old := demoConv("s1", "end_turn", "Hel", "lo ", "world")
+	tests := []struct {
+		name   string
+		new    []Message
+		strict bool
+		want   int // mismatching entries
+		golden string
+	}{
+		{"same text chunked differently", demoConv("s2", "end_turn", "Hello", " world"), false, 0, ""},
+		{"strict sees the chunking", demoConv("s2", "end_turn", "Hello", " world"), true, 3, ""},
+		{"one change", demoConv("s2", "refusal", "Hel", "lo ", "world"), false, 1, "compare-one-change.txt"},
+		{"missing and extra", conv(
+			`c {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true}}}}`,
+			`a {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentInfo":{"name":"demo","version":"1.1"}}}`,
+			`c {"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`,
+			`a {"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"authentication required"}}`,
+			`a {"jsonrpc":"2.0","method":"_demo/notice","params":{}}`,
+		), false, 6, "compare-missing-extra.txt"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			entries := Compare(Fold(old, tt.strict), Fold(tt.new, tt.strict), CompareOptions{Ignore: Ignore(DefaultIgnore), Binder: NewBinder(), Learn: true})
+			var buf bytes.Buffer
+			WriteEntries(&buf, entries, "recorded", "replayed")
+			if got := Mismatches(entries); got != tt.want {
+				t.Errorf("%d mismatches, want %d\n%s", got, tt.want, buf.String())
+			}
+			if tt.golden != "" {
+				golden(t, tt.golden, buf.Bytes())
+			}
+		})
+	}
+}
+
+func TestMermaid(t *testing.T) {
+	msgs := demoConv("s1", "end_turn", "Hel", "lo;", "#1")
+	msgs = append(msgs, conv(`a {"jsonrpc":"2.0","id":5,"error":{"code":-32601,"message":"no"}}`)...)
+	msgs[len(msgs)-1].Method = "fs/read_text_file"
+	var buf bytes.Buffer
+	if err := WriteMermaid(&buf, msgs); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "agent_message_chunk ×3") {
+		t.Errorf("chunk run not folded:\n%s", buf.String())
+	}
+	golden(t, "mermaid-demo.txt", buf.Bytes())
+}
