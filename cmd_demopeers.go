@@ -1,0 +1,115 @@
+package main
+
+// The demo peers as hidden subcommands, so that `acpscope demo`, the
+// tests and users can wire them with pipes:
+//
+//	acpscope demo-client -- acpscope --capture x.acpscope -- acpscope demo-agent
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/acpscope/acpscope/internal/demo"
+	flag "github.com/spf13/pflag"
+)
+
+func init() {
+	register(&command{
+		name:    "demo-agent",
+		usage:   "[--mutate title|extra|drop] [--session-scheme counter|uuid] [--delay D]",
+		summary: "the built-in scripted ACP agent, on stdin/stdout (for demos and tests)",
+		example: `  acpscope -- acpscope demo-agent
+  acpscope demo-agent --mutate title     # a deliberately different agent, for replay tests`,
+		hidden: true,
+		setup: func(fs *flag.FlagSet) {
+			fs.String("mutate", "", "change one thing on purpose: title, extra or drop")
+			fs.String("session-scheme", demo.SchemeCounter, "session ids: counter (sess_1, …) or uuid")
+			fs.Duration("delay", 5*time.Millisecond, "pause between streamed chunks")
+		},
+		run: runDemoAgent,
+	})
+	register(&command{
+		name:    "demo-client",
+		usage:   "[flags] [-- AGENT CMD…]",
+		summary: "the built-in scripted ACP client: on stdin/stdout, or driving AGENT CMD over pipes",
+		example: `  acpscope demo-client -- acpscope demo-agent
+  acpscope demo-client --cancel --mcp-secret -- acpscope --capture demo.acpscope -- acpscope demo-agent`,
+		hidden: true,
+		setup: func(fs *flag.FlagSet) {
+			fs.SetInterspersed(false) // everything after the first plain word is the agent's
+			fs.Bool("cancel", false, "cancel the second prompt at its permission request")
+			fs.Bool("load", false, "session/load the first session at the end")
+			fs.Bool("mcp-secret", false, "send an MCP server whose env holds a secret (redaction tests)")
+			fs.Bool("minimal", false, "advertise no fs and no terminal capabilities")
+			fs.Int("sessions", 1, "sessions to open one after another")
+			fs.StringArray("prompt", nil, "prompt text (repeat for more turns; default: two demo prompts)")
+			fs.String("cwd", demo.DefaultCwd, "workspace path sent as cwd (the files are in memory)")
+		},
+		run: runDemoClient,
+	})
+}
+
+// signalContext ends on SIGINT, SIGTERM or SIGHUP.
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+}
+
+func runDemoAgent(fs *flag.FlagSet, args []string) (int, error) {
+	if len(args) > 0 {
+		return 2, usageErrorf("demo-agent takes no arguments, got %q", args)
+	}
+	opts := demo.AgentOptions{Log: os.Stderr}
+	opts.Mutate, _ = fs.GetString("mutate")
+	opts.SessionScheme, _ = fs.GetString("session-scheme")
+	opts.Delay, _ = fs.GetDuration("delay")
+	ctx, stop := signalContext()
+	defer stop()
+	if err := demo.RunAgent(ctx, os.Stdin, os.Stdout, opts); err != nil {
+		return 1, err
+	}
+	return 0, nil
+}
+
+func demoClientOptions(fs *flag.FlagSet) demo.ClientOptions {
+	var o demo.ClientOptions
+	o.Cancel, _ = fs.GetBool("cancel")
+	o.Load, _ = fs.GetBool("load")
+	o.MCPSecret, _ = fs.GetBool("mcp-secret")
+	o.Minimal, _ = fs.GetBool("minimal")
+	o.Sessions, _ = fs.GetInt("sessions")
+	o.Prompts, _ = fs.GetStringArray("prompt")
+	if len(o.Prompts) == 0 {
+		o.Prompts = nil
+	}
+	o.Cwd, _ = fs.GetString("cwd")
+	return o
+}
+
+// runDemoClient speaks on stdin/stdout (the summary goes to stderr, as
+// stdout belongs to the protocol), or spawns AGENT CMD and prints the
+// summary on stdout.
+func runDemoClient(fs *flag.FlagSet, args []string) (int, error) {
+	opts := demoClientOptions(fs)
+	ctx, stop := signalContext()
+	defer stop()
+	var (
+		sum demo.Summary
+		err error
+		out = os.Stderr
+	)
+	if len(args) > 0 {
+		sum, err = demo.ClientOverPipes(ctx, args, os.Stderr, opts)
+		out = os.Stdout
+	} else {
+		sum, err = demo.RunClient(ctx, os.Stdin, os.Stdout, opts)
+	}
+	fmt.Fprint(out, sum.String())
+	if err != nil {
+		return 1, err
+	}
+	return 0, nil
+}
