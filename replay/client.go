@@ -1,0 +1,316 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/acpscope/acpscope/wire"
+)
+
+// ClientOptions tune RunClient.
+type ClientOptions struct {
+	// Ignore lists path globs the comparison skips (DefaultIgnore plus
+	// --ignore); Strict compares chunk runs chunk by chunk.
+	Ignore Ignore
+	Strict bool
+	// Timeout bounds each wait for the agent (default 30 s).
+	Timeout time.Duration
+	// Settle is how long the agent may stay quiet before a notification
+	// or the end of the replay goes ahead without the messages the
+	// recording had there (default 1 s).
+	Settle time.Duration
+	// Log receives progress and reports (stderr); nil discards.
+	Log io.Writer
+	// Tap sees every line sent and received.
+	Tap Tap
+}
+
+// Result is what a replay found.
+type Result struct {
+	Entries  []Entry
+	Sent     int      // client messages sent
+	Received int      // agent messages received
+	Answered int      // agent requests answered from the recording
+	Notes    []string // answers from a nearest match, timeouts, skipped sends
+	Bindings []Binding
+}
+
+// Match reports whether the replay matched the recording.
+func (r *Result) Match() bool { return Mismatches(r.Entries) == 0 && len(r.Notes) == 0 }
+
+// clientRun is the state of one replay as client; one goroutine owns it.
+type clientRun struct {
+	opts   ClientOptions
+	rec    []Message // the recording, paired
+	p      *peer
+	binder *Binder
+	res    Result
+	// answered maps a request id we sent to the live response.
+	answered map[string]bool
+	// usedAgentReq marks recorded agent requests already answered.
+	usedAgentReq map[int]bool
+	// cursors per notification key, for positional learning.
+	notifCursor map[string]int
+	agentSeen   int // live agent messages so far
+	lastRecv    time.Time
+	eof         bool
+}
+
+// RunClient replays the client side of rec (protocol messages, as from
+// Load) to an agent reading agentIn and writing agentOut, then compares
+// what the agent sent with what the recording holds. It closes agentIn
+// when done. The caller stops the agent; RunClient returns once agentOut
+// has ended or, after closing agentIn, Settle has passed.
+func RunClient(ctx context.Context, rec []Message, agentOut io.Reader, agentIn io.WriteCloser, opts ClientOptions) (*Result, error) {
+	rec = Pair(Protocol(rec))
+	if len(rec) == 0 {
+		return nil, ErrNoMessages
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 30 * time.Second
+	}
+	if opts.Settle <= 0 {
+		opts.Settle = time.Second
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	c := &clientRun{
+		opts: opts, rec: rec, binder: NewBinder(),
+		p:        newPeer(agentOut, agentIn, wire.DirAgent, opts.Tap),
+		answered: map[string]bool{}, usedAgentReq: map[int]bool{}, notifCursor: map[string]int{},
+		lastRecv: time.Now(),
+	}
+	err := c.run(ctx)
+	agentIn.Close()
+	c.drain(ctx)
+	if err != nil {
+		return &c.res, err
+	}
+	c.compare()
+	return &c.res, nil
+}
+
+func (c *clientRun) run(ctx context.Context) error {
+	for i := range c.rec {
+		m := &c.rec[i]
+		if m.Dir != wire.DirClient || m.IsResponse() {
+			continue // the agent's part, and answers we give when asked
+		}
+		if err := c.waitBefore(ctx, i); err != nil {
+			return err
+		}
+		if c.eof {
+			c.note("the agent closed its output; %d recorded client messages were not sent", c.remainingSends(i))
+			return nil
+		}
+		body := c.binder.Apply(m.Body)
+		if err := c.p.send(body); err != nil {
+			return err
+		}
+		c.res.Sent++
+		fmt.Fprintf(c.opts.Log, "replay: → %s %s (sent %d, received %d)\n", m.Kind, m.Method, c.res.Sent, c.res.Received)
+	}
+	// The end: every request answered, then the trailing notifications.
+	return c.waitBefore(ctx, len(c.rec))
+}
+
+func (c *clientRun) remainingSends(from int) int {
+	n := 0
+	for _, m := range c.rec[from:] {
+		if m.Dir == wire.DirClient && !m.IsResponse() {
+			n++
+		}
+	}
+	return n
+}
+
+// waitBefore waits until the agent has caught up with the recording at
+// position i: every response recorded before i has arrived (hard, up to
+// Timeout), and as many agent messages as were recorded before i (soft:
+// until the agent has been quiet for Settle).
+func (c *clientRun) waitBefore(ctx context.Context, i int) error {
+	wantCount := 0
+	for j := 0; j < i; j++ {
+		m := &c.rec[j]
+		if m.Dir != wire.DirAgent {
+			continue
+		}
+		wantCount++
+		if m.IsResponse() && m.Peer >= 0 && !c.answered[string(c.rec[m.Peer].ID)] {
+			if err := c.waitFor(ctx, func() bool { return c.answered[string(c.rec[m.Peer].ID)] }, c.opts.Timeout); err != nil {
+				c.note("timed out after %s waiting for the answer to %s [%s] (recorded #%d)", c.opts.Timeout, c.rec[m.Peer].Method, c.rec[m.Peer].ID, c.rec[m.Peer].Seq)
+				return nil
+			}
+		}
+	}
+	// Soft wait: position relative to what the agent sends.
+	for c.agentSeen < wantCount && !c.eof {
+		quietFor := time.Since(c.lastRecv)
+		if quietFor >= c.opts.Settle {
+			break
+		}
+		if err := c.waitFor(ctx, func() bool { return c.agentSeen >= wantCount }, c.opts.Settle-quietFor); err != nil && err != ErrTimeout {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitFor handles incoming messages until cond holds, the agent's output
+// ends (cond is checked, no error), or d passes (ErrTimeout).
+func (c *clientRun) waitFor(ctx context.Context, cond func() bool, d time.Duration) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for !cond() {
+		if c.eof {
+			return nil
+		}
+		select {
+		case m, ok := <-c.p.in:
+			if !ok {
+				c.eof = true
+				continue
+			}
+			if err := c.handle(&m); err != nil {
+				return err
+			}
+		case <-timer.C:
+			return ErrTimeout
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// handle takes one live agent message: keep it, answer it if it is a
+// request, and learn identifiers from it.
+func (c *clientRun) handle(m *Message) error {
+	c.p.live = append(c.p.live, *m)
+	c.res.Received++
+	c.agentSeen++
+	c.lastRecv = time.Now()
+	switch {
+	case m.IsResponse():
+		c.answered[string(m.ID)] = true
+		if r := c.recordedResponse(m.ID); r != nil {
+			c.learn(r.Body, m.Body)
+		}
+	case m.IsRequest():
+		return c.answer(m)
+	case m.Kind == wire.KindNotification:
+		c.learnPositional(m)
+	}
+	return nil
+}
+
+// recordedResponse finds the recorded agent response to our request id.
+func (c *clientRun) recordedResponse(id []byte) *Message {
+	for i := range c.rec {
+		r := &c.rec[i]
+		if r.Dir == wire.DirAgent && r.IsResponse() && string(r.ID) == string(id) {
+			return r
+		}
+	}
+	return nil
+}
+
+func (c *clientRun) learn(recorded, live []byte) {
+	for _, b := range c.binder.Learn(recorded, live) {
+		c.res.Bindings = append(c.res.Bindings, b)
+		fmt.Fprintf(c.opts.Log, "replay: rebinding %s %q → %q\n", b.Path, b.Old, b.New)
+	}
+}
+
+// learnPositional pairs the n-th live notification of a kind with the
+// n-th recorded one (tool calls mint toolCallIds the client may quote).
+func (c *clientRun) learnPositional(m *Message) {
+	sub, _ := updateOf(m)
+	key := m.Method + " " + sub
+	for i := c.notifCursor[key]; i < len(c.rec); i++ {
+		r := &c.rec[i]
+		if r.Dir != wire.DirAgent || r.Kind != wire.KindNotification || r.Method != m.Method {
+			continue
+		}
+		if rs, _ := updateOf(r); rs != sub {
+			continue
+		}
+		c.notifCursor[key] = i + 1
+		c.learn(r.Body, m.Body)
+		return
+	}
+}
+
+// answer replies to a live agent request from the recording: the
+// recorded client answer to the closest recorded request of that method.
+func (c *clientRun) answer(m *Message) error {
+	cand, same, found := nearest(c.rec, m, func(i int) bool { return !c.usedAgentReq[i] }, c.binder.Map)
+	if !found || !same {
+		// Reuse an already-used answer of the same method before giving up.
+		cand, same, found = nearest(c.rec, m, func(int) bool { return true }, c.binder.Map)
+	}
+	if !found || !same {
+		c.note("the agent sent %s [%s], which the recording never answered; replied -32601", m.Method, m.ID)
+		return c.p.send(errorResponse(m.ID, -32601, "acpscope replay: the recording has no "+m.Method+" request to answer this from"))
+	}
+	c.usedAgentReq[cand.index] = true
+	r := &c.rec[cand.index]
+	c.learn(r.Body, m.Body)
+	if len(cand.changes) > 0 {
+		c.note("answered %s [%s] from the nearest recorded request #%d (%d params differ: %s)", m.Method, m.ID, r.Seq, len(cand.changes), cand.changes[0])
+	}
+	c.res.Answered++
+	if r.Peer < 0 {
+		c.note("recorded %s #%d was never answered; replied -32603", r.Method, r.Seq)
+		return c.p.send(errorResponse(m.ID, -32603, "acpscope replay: the recorded "+m.Method+" was never answered"))
+	}
+	reply := SetID(c.binder.Apply(c.rec[r.Peer].Body), m.ID)
+	fmt.Fprintf(c.opts.Log, "replay: ← %s [%s] answered from recorded #%d\n", m.Method, m.ID, c.rec[r.Peer].Seq)
+	return c.p.send(reply)
+}
+
+func (c *clientRun) note(format string, args ...any) {
+	s := fmt.Sprintf(format, args...)
+	c.res.Notes = append(c.res.Notes, s)
+	fmt.Fprintf(c.opts.Log, "replay: %s\n", s)
+}
+
+// drain reads what the agent still sends after its input closed, for
+// Settle at most, so late messages are compared too.
+func (c *clientRun) drain(ctx context.Context) {
+	_ = c.waitFor(ctx, func() bool { return c.eof }, c.opts.Settle)
+}
+
+// compare aligns the agent's messages, recorded and live.
+func (c *clientRun) compare() {
+	var recAgent []Message
+	for _, m := range c.rec {
+		if m.Dir == wire.DirAgent {
+			recAgent = append(recAgent, m)
+		}
+	}
+	live := Pair(append(c.sentCopy(), c.p.live...))
+	var liveAgent []Message
+	for _, m := range live {
+		if m.Dir == wire.DirAgent {
+			liveAgent = append(liveAgent, m)
+		}
+	}
+	c.res.Entries = Compare(Fold(recAgent, c.opts.Strict), Fold(liveAgent, c.opts.Strict),
+		CompareOptions{Ignore: c.opts.Ignore, Binder: c.binder, Learn: true})
+}
+
+// sentCopy gives the live responses their request's method for display:
+// the requests we sent are the recorded ones.
+func (c *clientRun) sentCopy() []Message {
+	var out []Message
+	for _, m := range c.rec {
+		if m.Dir == wire.DirClient && m.IsRequest() {
+			out = append(out, m)
+		}
+	}
+	return out
+}

@@ -1,0 +1,63 @@
+package replay
+
+import (
+	"fmt"
+
+	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/wire"
+)
+
+// Load reads the protocol messages of a capture in order, with their
+// bodies, and pairs them. Batch frames are read through their members
+// (recorded as their own records). With session set, only that session
+// and the connection-level messages around it are kept.
+func Load(src capture.Source, session string) ([]Message, error) {
+	var (
+		msgs []Message
+		err  error
+	)
+	scanErr := src.Scan(1, func(r *capture.Record) bool {
+		switch r.Kind {
+		case wire.KindRequest, wire.KindNotification, wire.KindResponse, wire.KindError:
+		default:
+			return true
+		}
+		var body []byte
+		if body, err = src.Body(r.Seq); err != nil {
+			err = fmt.Errorf("reading record %d: %w", r.Seq, err)
+			return false
+		}
+		m := NewMessage(r.Seq, r.Time, r.Dir, body)
+		if m.Session == "" {
+			m.Session = r.Session
+		}
+		msgs = append(msgs, m)
+		return true
+	})
+	if scanErr != nil {
+		return nil, fmt.Errorf("reading the capture: %w", scanErr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	msgs = Pair(msgs)
+	if session != "" {
+		if !contains(Sessions(msgs), session) {
+			return nil, fmt.Errorf("no session %q in the capture (sessions: %v)", session, Sessions(msgs))
+		}
+		msgs = OnlySession(msgs, session)
+	}
+	if len(msgs) == 0 {
+		return nil, ErrNoMessages
+	}
+	return msgs, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
