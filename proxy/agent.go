@@ -198,11 +198,18 @@ func (a *Agent) Signal(sig syscall.Signal) error {
 }
 
 // Shutdown stops the agent and returns how it ended: close its stdin,
-// wait Grace, SIGTERM the group, wait Grace, SIGKILL the group. It returns
-// as soon as the agent has exited at any step, and may be called
-// concurrently and more than once.
+// then Escalate. It may be called concurrently and more than once.
 func (a *Agent) Shutdown() ExitStatus {
 	a.CloseStdin()
+	return a.Escalate()
+}
+
+// Escalate waits Grace, sends SIGTERM to the group, waits Grace, sends
+// SIGKILL to the group, and returns how the agent ended. It returns as
+// soon as the agent has exited at any step. Used alone (stdin left open)
+// after a signal was forwarded: the agent gets its chance to act on the
+// signal, and cannot linger past two grace periods.
+func (a *Agent) Escalate() ExitStatus {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		if a.waitFor(a.grace) {
 			return a.status

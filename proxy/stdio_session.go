@@ -1,0 +1,194 @@
+package proxy
+
+import (
+	"context"
+	"io"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/acpscope/acpscope/capture"
+)
+
+// drainWait is how long the agent's output may keep flowing after the
+// agent itself exited before we stop children it left behind; its own
+// last words are already in the pipe, so this only matters for them.
+const drainWait = 250 * time.Millisecond
+
+// stdinWait bounds the wait for the editor-side pump once the agent is
+// gone and the pump was told to stop through a read deadline.
+const stdinWait = time.Second
+
+// session is one run of the stdio proxy: the agent and its three pumps.
+type session struct {
+	cfg   StdioConfig
+	agent *Agent
+	in    *pump // editor stdin → agent stdin
+	out   *pump // agent stdout → our stdout
+	errp  *pump // agent stderr → our stderr
+
+	res    Result
+	ladder chan struct{} // closed when the shutdown ladder returns; nil until started
+}
+
+func newSession(cfg StdioConfig, a *Agent) *session {
+	s := &session{cfg: cfg, agent: a}
+	s.res.Pid = a.Pid()
+	s.in = newPump(cfg.Stdin, a.Stdin, cfg.Recorder, cfg.Conn, capture.StreamClient, cfg.BufferSize)
+	s.out = newPump(a.Stdout, cfg.Stdout, cfg.Recorder, cfg.Conn, capture.StreamAgent, cfg.BufferSize)
+	s.errp = newPump(a.Stderr, cfg.Stderr, cfg.Recorder, cfg.Conn, capture.StreamStderr, 64<<10)
+	return s
+}
+
+// run starts the pumps, waits for the agent to exit while reacting to the
+// editor, signals and ctx, then drains and cleans up.
+func (s *session) run(ctx context.Context, sigs <-chan os.Signal) Result {
+	go s.in.run(func() { s.agent.CloseStdin() })         // stdin pump: ends at editor EOF or stop
+	go s.out.run(func() { closeIfCloser(s.cfg.Stdout) }) // stdout pump: ends at agent stdout EOF
+	go s.errp.run(nil)                                   // stderr pump: ends at agent stderr EOF
+	s.watch(ctx, sigs)
+	s.res.Exit = s.agent.Wait()
+	s.drainOutputs()
+	s.stopInput()
+	if s.ladder != nil {
+		<-s.ladder // returns at once: the agent is gone
+	}
+	s.collect()
+	return s.res
+}
+
+// watch returns when the agent has exited.
+func (s *session) watch(ctx context.Context, sigs <-chan os.Signal) {
+	inDone, outFailed, ctxDone := s.in.srcEnded, s.out.dstFailed, ctx.Done()
+	for {
+		select {
+		case <-s.agent.Done():
+			if s.in.ended() {
+				// Both ended before we looked: the editor's EOF is
+				// what a well-behaved agent exits on.
+				s.first(EndClient)
+			}
+			s.first(EndAgent)
+			return
+		case sig := <-sigs:
+			s.first(EndSignal)
+			s.res.Signal = sig
+			s.agent.Signal(toSyscall(sig))
+			// An agent that traps the signal and lingers still goes
+			// down the ladder, so the editor's stop always works.
+			s.startLadder(false)
+		case <-inDone:
+			inDone = nil
+			s.first(EndClient)
+			s.startLadder(true)
+		case <-outFailed:
+			outFailed = nil
+			s.first(EndClient)
+			s.startLadder(true)
+		case <-ctxDone:
+			ctxDone = nil
+			s.first(EndContext)
+			s.startLadder(true)
+		}
+	}
+}
+
+func (s *session) first(e End) {
+	if s.res.First == EndNone {
+		s.res.First = e
+	}
+}
+
+// startLadder runs Agent.Shutdown (or, after a forwarded signal, only
+// Agent.Escalate) in its own goroutine (the ladder), which ends when the
+// agent exits. Once started, a ladder runs to the end; stdin closing
+// later is still passed on by the stdin pump.
+func (s *session) startLadder(closeStdin bool) {
+	if s.ladder != nil {
+		return
+	}
+	s.ladder = make(chan struct{})
+	go func() {
+		if closeStdin {
+			s.agent.Shutdown()
+		} else {
+			s.agent.Escalate()
+		}
+		close(s.ladder)
+	}()
+}
+
+// drainOutputs lets the agent's last output reach the editor, then stops
+// whatever the agent left behind in its process group and closes our ends
+// of its pipes so both output pumps end.
+func (s *session) drainOutputs() {
+	deadline := time.After(drainWait)
+	drained := s.out.waitUntil(deadline) && s.errp.waitUntil(deadline)
+	if !drained || groupAlive(s.agent.Pid()) {
+		s.stopLeftovers()
+	}
+	stop := time.After(s.cfg.Grace)
+	if !(s.out.waitUntil(stop) && s.errp.waitUntil(stop)) {
+		// Something outside our group holds the pipes: stop reading.
+		s.agent.Stdout.Close()
+		s.agent.Stderr.Close()
+		<-s.out.done
+		<-s.errp.done
+	}
+	s.agent.Stdout.Close()
+	s.agent.Stderr.Close()
+}
+
+// stopLeftovers sends SIGTERM, then after Grace SIGKILL, to what remains
+// of the agent's process group (children that outlived it).
+func (s *session) stopLeftovers() {
+	pgid := s.agent.Pid()
+	s.agent.Signal(syscall.SIGTERM)
+	deadline := time.Now().Add(s.cfg.Grace)
+	for groupAlive(pgid) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if groupAlive(pgid) {
+		s.agent.Kill()
+	}
+}
+
+// stopInput ends the editor-side pump. The agent is gone, so nothing read
+// from now on could be delivered anyway. A reader with deadlines (a pipe
+// we can poll) is stopped; one without is left blocked in Read, muted, and
+// the client stream's end is recorded here.
+func (s *session) stopInput() {
+	s.agent.CloseStdin()
+	if s.in.finished() {
+		return
+	}
+	if d, ok := s.cfg.Stdin.(interface{ SetReadDeadline(time.Time) error }); ok && d.SetReadDeadline(time.Now()) == nil {
+		if s.in.waitUntil(time.After(stdinWait)) {
+			return
+		}
+	}
+	s.in.quiet.Store(true)
+	if s.in.finished() {
+		return // it ended between the two checks and recorded its end
+	}
+	if s.cfg.Recorder != nil {
+		s.cfg.Recorder.EndStream(s.cfg.Conn, capture.StreamClient, time.Now().UnixNano())
+	}
+}
+
+// collect copies the pumps' counters into the result. The stdin pump's
+// are read only if it finished.
+func (s *session) collect() {
+	s.res.AgentBytes = s.out.n
+	s.res.StderrBytes = s.errp.n
+	s.res.StdoutErr = s.out.writeErr
+	if s.in.finished() {
+		s.res.ClientBytes = s.in.n
+	}
+}
+
+func closeIfCloser(w io.Writer) {
+	if c, ok := w.(io.Closer); ok {
+		c.Close()
+	}
+}
