@@ -1,0 +1,234 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/gorilla/websocket"
+)
+
+// HTTPProxyOptions configure a reverse proxy in front of a remote agent.
+type HTTPProxyOptions struct {
+	// Upstream is the agent's endpoint, e.g. http://127.0.0.1:7331/acp.
+	Upstream string
+	// Path is our endpoint; requests to it are recorded and sent to
+	// Upstream's path. Other paths (/health) go to the same path upstream,
+	// unrecorded. Default: Upstream's path, or "/acp".
+	Path string
+	// Recorder receives every message; nil records nothing.
+	Recorder FrameRecorder
+	// AllowOrigins lists browser origins allowed besides our own.
+	AllowOrigins []string
+	// UnsafeUpstreamInsecure skips TLS verification of an https upstream.
+	UnsafeUpstreamInsecure bool
+}
+
+// HTTPProxy is a recording reverse proxy for ACP over Streamable HTTP and
+// WebSocket. It forwards bytes unchanged and records a parsed copy.
+type HTTPProxy struct {
+	upstream *url.URL
+	path     string
+	rec      FrameRecorder
+	origins  []string
+	conns    connTable
+
+	h1, h2c   *http.Transport         // HTTP/1.1 (and h2 over TLS); cleartext HTTP/2
+	rp1, rp2c *httputil.ReverseProxy  // one per transport
+	dialer    *websocket.Dialer       // upstream leg of WebSockets
+	upgrader  websocket.Upgrader      // client leg of WebSockets
+	wsConns   map[*websocket.Conn]int // open WebSockets, closed by Close
+	wsMu      sync.Mutex
+}
+
+// NewHTTPProxy checks the options and builds the proxy.
+func NewHTTPProxy(opts HTTPProxyOptions) (*HTTPProxy, error) {
+	u, err := parseUpstream(opts.Upstream)
+	if err != nil {
+		return nil, err
+	}
+	p := &HTTPProxy{upstream: u, path: opts.Path, rec: recorderOrNop(opts.Recorder), origins: opts.AllowOrigins}
+	if p.path == "" {
+		p.path = u.Path
+	}
+	if p.path == "" || p.path == "/" {
+		p.path = "/acp"
+	}
+	p.h1, p.h2c = newTransports(opts.UnsafeUpstreamInsecure)
+	p.rp1, p.rp2c = p.newReverseProxy(p.h1), p.newReverseProxy(p.h2c)
+	p.dialer = &websocket.Dialer{
+		Proxy:            nil,
+		TLSClientConfig:  tlsClientConfig(opts.UnsafeUpstreamInsecure),
+		HandshakeTimeout: p.h1.TLSHandshakeTimeout,
+	}
+	p.upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
+	p.wsConns = map[*websocket.Conn]int{}
+	return p, nil
+}
+
+// parseUpstream accepts http and https URLs (and ws, wss as their
+// aliases) and returns the http form.
+func parseUpstream(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("%w %q: want a URL such as http://127.0.0.1:7331/acp", ErrUpstreamURL, raw)
+	}
+	switch u.Scheme {
+	case "http", "https":
+	case "ws":
+		u.Scheme = "http"
+	case "wss":
+		u.Scheme = "https"
+	default:
+		return nil, fmt.Errorf("%w %q: the scheme must be http, https, ws or wss", ErrUpstreamURL, raw)
+	}
+	return u, nil
+}
+
+// newTransports returns the upstream transports: one for HTTP/1.1 (and
+// HTTP/2 negotiated over TLS), one for cleartext HTTP/2 with prior
+// knowledge, used when the client spoke h2c to us. Compression stays off
+// so the bytes the client receives are the bytes the upstream sent.
+func newTransports(insecure bool) (h1, h2c *http.Transport) {
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.Proxy = nil
+	base.DisableCompression = true
+	base.TLSClientConfig = tlsClientConfig(insecure)
+	base.ResponseHeaderTimeout = 0
+	h1 = base.Clone()
+	var p1 http.Protocols
+	p1.SetHTTP1(true)
+	p1.SetHTTP2(true)
+	h1.Protocols = &p1
+	h2c = base.Clone()
+	var p2 http.Protocols
+	p2.SetUnencryptedHTTP2(true)
+	p2.SetHTTP2(true)
+	h2c.Protocols = &p2
+	return h1, h2c
+}
+
+func (p *HTTPProxy) newReverseProxy(t http.RoundTripper) *httputil.ReverseProxy {
+	return &httputil.ReverseProxy{
+		Rewrite:       p.rewrite,
+		Transport:     t,
+		FlushInterval: -1, // every write reaches the client at once
+		ErrorHandler:  p.upstreamError,
+		ErrorLog:      log.New(io.Discard, "", 0),
+	}
+}
+
+// rewrite points a request at the upstream: our endpoint maps to the
+// upstream's endpoint, any other path to the same path there.
+func (p *HTTPProxy) rewrite(pr *httputil.ProxyRequest) {
+	out := pr.Out.URL
+	out.Scheme, out.Host = p.upstream.Scheme, p.upstream.Host
+	if pr.In.URL.Path == p.path {
+		out.Path, out.RawPath = p.upstream.Path, p.upstream.RawPath
+		out.RawQuery = joinQuery(p.upstream.RawQuery, pr.In.URL.RawQuery)
+	} else {
+		out.RawQuery = pr.In.URL.RawQuery
+	}
+	pr.Out.Host = ""
+}
+
+func joinQuery(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "&" + b
+}
+
+// Path returns the endpoint the proxy records.
+func (p *HTTPProxy) Path() string { return p.path }
+
+// ServeHTTP routes a request: our endpoint is recorded (WebSocket
+// upgrades included), other paths pass through unrecorded.
+func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !originAllowed(r, p.origins) {
+		rejectOrigin(w, r)
+		return
+	}
+	if r.URL.Path != p.path {
+		p.reverseProxy(r).ServeHTTP(w, r)
+		return
+	}
+	if websocket.IsWebSocketUpgrade(r) {
+		p.serveWebSocket(w, r)
+		return
+	}
+	p.serveRecorded(w, r)
+}
+
+// reverseProxy picks the transport matching the client's protocol, so an
+// h2c client meets an h2c upstream and an HTTP/1.1 client an HTTP/1.1 one.
+func (p *HTTPProxy) reverseProxy(r *http.Request) *httputil.ReverseProxy {
+	if r.ProtoMajor == 2 && r.TLS == nil && p.upstream.Scheme == "http" {
+		return p.rp2c
+	}
+	return p.rp1
+}
+
+// upstreamError answers 502 with a body that says what went wrong; the
+// tap records it like any other response.
+func (p *HTTPProxy) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		return // the client went away; nobody to answer
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusBadGateway)
+	fmt.Fprintf(w, "acpscope: %s\n", describeUpstreamError(p.upstream, err))
+}
+
+// describeUpstreamError says in one line why the upstream failed.
+func describeUpstreamError(u *url.URL, err error) string {
+	var op *net.OpError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Sprintf("upstream %s unreachable: connection refused", u)
+	case errors.As(err, &op) && op.Op == "dial":
+		return fmt.Sprintf("upstream %s unreachable: %v", u, innermost(err))
+	}
+	return fmt.Sprintf("upstream %s failed: %v", u, err)
+}
+
+func innermost(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
+}
+
+// Close closes idle upstream connections and open WebSockets. Open SSE
+// streams end when the http.Server serving the proxy shuts down.
+func (p *HTTPProxy) Close() error {
+	p.h1.CloseIdleConnections()
+	p.h2c.CloseIdleConnections()
+	p.wsMu.Lock()
+	defer p.wsMu.Unlock()
+	for c := range p.wsConns {
+		c.Close()
+	}
+	return nil
+}
+
+// isJSON reports whether a Content-Type names JSON.
+func isJSON(contentType string) bool {
+	return strings.Contains(strings.ToLower(contentType), "json")
+}
+
+func isEventStream(contentType string) bool {
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(contentType)), "text/event-stream")
+}

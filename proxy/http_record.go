@@ -1,0 +1,204 @@
+package proxy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/acpscope/acpscope/wire"
+)
+
+// FrameRecorder receives whole messages seen on an HTTP or WebSocket
+// transport. *capture.Writer implements it. Frame must copy b, must not
+// keep or change env after returning... it may keep env: callers never
+// touch an envelope again once handed over. Frame must never block.
+//
+// How HTTP traffic maps to frames (the capture model):
+//   - a POST body: DirClient, Stream "post";
+//   - a POST response body that is JSON (initialize's 200): DirAgent,
+//     Stream "post-reply", Status set;
+//   - each SSE event's data: DirAgent, Stream "post-sse" (in a POST
+//     response), "sse-conn" or "sse-session" (GET streams), EventID set;
+//   - each WebSocket message: Stream "ws", binary ones flagged
+//     wire.FlagBinary;
+//   - a response that carries no message (202, 4xx, 5xx, the 502 the proxy
+//     makes when the upstream is down, a GET stream opening with 200, the
+//     101 of a WebSocket): DirAgent, Stream "http", Status set, body as
+//     sent (usually empty; an error text when there is one);
+//   - a WebSocket close: Stream "ws", empty body, Headers["ws-close"]
+//     holding "CODE reason", in the direction of whoever closed.
+//
+// SSE comments (keep-alives) are forwarded but not recorded.
+type FrameRecorder interface {
+	Frame(conn uint32, dir wire.Dir, t int64, b []byte, flags wire.Flags, env *wire.Envelope)
+}
+
+// nopRecorder records nothing (--no-capture).
+type nopRecorder struct{}
+
+func (nopRecorder) Frame(uint32, wire.Dir, int64, []byte, wire.Flags, *wire.Envelope) {}
+
+func recorderOrNop(r FrameRecorder) FrameRecorder {
+	if r == nil {
+		return nopRecorder{}
+	}
+	return r
+}
+
+// now is the receive time stamp of a frame.
+func now() int64 { return time.Now().UnixNano() }
+
+// connTable numbers transport connections: one number per
+// Acp-Connection-Id (or, in goose's single-header dialect, per
+// Acp-Session-Id used as the connection id), per WebSocket, and per
+// request that names no connection yet (an initialize), whose number is
+// bound to the id its response reveals. Numbers start at 1; 0 is stdio's.
+type connTable struct {
+	mu   sync.Mutex
+	last uint32
+	byID map[string]uint32
+}
+
+// fresh returns a new connection number.
+func (t *connTable) fresh() uint32 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.last++
+	return t.last
+}
+
+// lookup returns the number for id, making one when id is new.
+func (t *connTable) lookup(id string) uint32 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n, ok := t.byID[id]; ok {
+		return n
+	}
+	if t.byID == nil {
+		t.byID = map[string]uint32{}
+	}
+	t.last++
+	t.byID[id] = t.last
+	return t.last
+}
+
+// bind makes id name conn, unless id already names a connection.
+func (t *connTable) bind(id string, conn uint32) {
+	if id == "" {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.byID == nil {
+		t.byID = map[string]uint32{}
+	}
+	if _, ok := t.byID[id]; !ok {
+		t.byID[id] = conn
+	}
+}
+
+// forRequest returns the connection a request belongs to: by its
+// Acp-Connection-Id, else by its Acp-Session-Id (goose's older dialect),
+// else a fresh number.
+func (t *connTable) forRequest(h http.Header) uint32 {
+	if id := connKey(h); id != "" {
+		return t.lookup(id)
+	}
+	return t.fresh()
+}
+
+// connKey is the header value that identifies a connection.
+func connKey(h http.Header) string {
+	if id := h.Get(HeaderConnectionID); id != "" {
+		return id
+	}
+	return h.Get(HeaderSessionID)
+}
+
+// The ACP transport headers.
+const (
+	HeaderConnectionID    = "Acp-Connection-Id"
+	HeaderSessionID       = "Acp-Session-Id"
+	HeaderProtocolVersion = "Acp-Protocol-Version"
+)
+
+// keptHeaders are the headers, besides Acp-Connection-Id and
+// Acp-Session-Id, worth keeping in an envelope. Credentials among them
+// are stored as fingerprints (see redactHeader).
+var keptHeaders = []string{
+	"Content-Type", "Accept", "Last-Event-Id", "Origin", "Upgrade",
+	"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie",
+	"Sec-Websocket-Protocol", "Www-Authenticate", "Location",
+}
+
+// envelopeHeaders picks the headers to store, credentials redacted.
+func envelopeHeaders(h http.Header) map[string]string {
+	var out map[string]string
+	put := func(name, value string) {
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[strings.ToLower(name)] = value
+	}
+	for _, name := range keptHeaders {
+		if vs := h.Values(name); len(vs) > 0 {
+			red := make([]string, len(vs))
+			for i, v := range vs {
+				red[i] = redactHeader(name, v)
+			}
+			put(name, strings.Join(red, ", "))
+		}
+	}
+	for name, vs := range h {
+		if strings.HasPrefix(name, "Acp-") && name != HeaderConnectionID && name != HeaderSessionID {
+			put(name, strings.Join(vs, ", "))
+		}
+	}
+	return out
+}
+
+// redactHeader replaces credentials by a short fingerprint, so a reader
+// of a capture can tell whether two requests used the same token without
+// learning it. The scheme of Authorization and the names of cookies stay
+// visible.
+func redactHeader(name, value string) string {
+	switch strings.ToLower(name) {
+	case "authorization", "proxy-authorization":
+		if scheme, cred, ok := strings.Cut(value, " "); ok {
+			return scheme + " " + fingerprint(cred)
+		}
+		return fingerprint(value)
+	case "cookie":
+		return redactCookies(value, false)
+	case "set-cookie":
+		return redactCookies(value, true)
+	case "sec-websocket-protocol":
+		// Subprotocols are a known place to smuggle tokens in browsers.
+		return fingerprint(value)
+	}
+	return value
+}
+
+// redactCookies keeps cookie names and attributes, fingerprints values.
+// In a Set-Cookie header only the first pair is the cookie; the rest are
+// attributes.
+func redactCookies(value string, setCookie bool) string {
+	parts := strings.Split(value, ";")
+	for i, p := range parts {
+		name, val, ok := strings.Cut(p, "=")
+		if !ok || (setCookie && i > 0) {
+			continue
+		}
+		parts[i] = name + "=" + fingerprint(val)
+	}
+	return strings.Join(parts, ";")
+}
+
+// fingerprint returns "<redacted:sha256:XXXXXXXX>" for a secret.
+func fingerprint(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return "<redacted:sha256:" + hex.EncodeToString(sum[:4]) + ">"
+}

@@ -1,0 +1,140 @@
+package proxy
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ListenOptions describe a listener for proxy and serve.
+type ListenOptions struct {
+	// Addr is host:port; an empty host means loopback, not every
+	// interface.
+	Addr string
+	// TLSCert and TLSKey are PEM files; both set means HTTPS (HTTP/2 via
+	// ALPN, HTTP/1.1 otherwise).
+	TLSCert, TLSKey string
+	// Warn receives a warning when the listener is not on loopback.
+	Warn func(string)
+}
+
+// Listen opens the listening socket, turning "address in use" into advice.
+func Listen(opts ListenOptions) (net.Listener, error) {
+	addr := opts.Addr
+	if strings.HasPrefix(addr, ":") {
+		addr = "127.0.0.1" + addr
+	}
+	if !IsLoopback(addr) && opts.Warn != nil {
+		opts.Warn(fmt.Sprintf("listening on %s, which is not a loopback address: anyone who can reach it can talk to the agent; use --auth-token or listen on 127.0.0.1", addr))
+	}
+	l, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("%s is in use; pick another --listen port: %w", addr, ErrAddrInUse)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	return l, nil
+}
+
+// IsLoopback reports whether host:port names a loopback address.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// newServer makes an http.Server that speaks HTTP/1.1, HTTP/2 over TLS
+// and cleartext HTTP/2 with prior knowledge, with no read or write
+// timeouts: SSE streams and WebSockets live as long as the session.
+func newServer(h http.Handler) *http.Server {
+	var p http.Protocols
+	p.SetHTTP1(true)
+	p.SetHTTP2(true)
+	p.SetUnencryptedHTTP2(true)
+	return &http.Server{
+		Handler:           h,
+		Protocols:         &p,
+		ReadHeaderTimeout: 30 * time.Second,
+		ErrorLog:          log.New(io.Discard, "", 0),
+	}
+}
+
+// serveOn runs srv on l until ctx ends, then shuts it down, giving open
+// requests a moment and then closing what remains (SSE streams never end
+// on their own).
+func serveOn(ctx context.Context, srv *http.Server, l net.Listener, opts ListenOptions) error {
+	errc := make(chan error, 1)
+	go func() { // server: ends when Shutdown or Close is called
+		if opts.TLSCert != "" || opts.TLSKey != "" {
+			errc <- srv.ServeTLS(l, opts.TLSCert, opts.TLSKey)
+		} else {
+			errc <- srv.Serve(l)
+		}
+	}()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving on %s: %w", l.Addr(), err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if srv.Shutdown(sctx) != nil {
+		srv.Close()
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// originAllowed implements the browser Origin check of proxy and serve:
+// requests without Origin (editors, curl) pass; a browser page may only
+// talk to us from our own origin or one the user allowed with
+// --allow-origin. This stops a web page from driving a local agent.
+func originAllowed(r *http.Request, allowed []string) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	for _, a := range allowed {
+		if a == "*" || strings.EqualFold(strings.TrimSuffix(a, "/"), origin) {
+			return true
+		}
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false // includes "null"
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return strings.EqualFold(u.Scheme, scheme) && strings.EqualFold(u.Host, r.Host)
+}
+
+// rejectOrigin answers a cross-origin request.
+func rejectOrigin(w http.ResponseWriter, r *http.Request) {
+	http.Error(w, fmt.Sprintf("acpscope: cross-origin request from %s refused; start acpscope with --allow-origin %s to allow it", r.Header.Get("Origin"), r.Header.Get("Origin")), http.StatusForbidden)
+}
+
+// tlsClientConfig is the upstream TLS configuration; insecure skips
+// certificate verification (--unsafe-upstream-insecure).
+func tlsClientConfig(insecure bool) *tls.Config {
+	return &tls.Config{InsecureSkipVerify: insecure, MinVersion: tls.VersionTLS12}
+}

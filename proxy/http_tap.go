@@ -1,0 +1,288 @@
+package proxy
+
+import (
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/acpscope/acpscope/wire"
+)
+
+// exchange follows one recorded request through the proxy: it records
+// the request body when the upstream has read it all, and the response
+// as the client receives it. The forwarding path writes first and hands
+// the exchange a copy afterwards.
+type exchange struct {
+	rec  FrameRecorder
+	conn uint32
+	req  *http.Request
+	// connID and sessionID are the Acp-* ids in force: the request's,
+	// or the ones its response revealed.
+	connID, sessionID string
+
+	body *bodyTap
+
+	status int
+	mode   responseMode
+	header http.Header // the response headers as sent
+	copy   []byte      // json and control modes: the response body
+	sse    wire.SSEDecoder
+}
+
+type responseMode uint8
+
+const (
+	modeControl responseMode = iota // no message in the body
+	modeJSON                        // a JSON body: a message (initialize's reply)
+	modeSSE                         // an event stream
+)
+
+func (p *HTTPProxy) newExchange(r *http.Request) *exchange {
+	return &exchange{
+		rec:       p.rec,
+		conn:      p.conns.forRequest(r.Header),
+		req:       r,
+		connID:    r.Header.Get(HeaderConnectionID),
+		sessionID: r.Header.Get(HeaderSessionID),
+	}
+}
+
+// serveRecorded forwards one request on our endpoint and records it.
+func (p *HTTPProxy) serveRecorded(w http.ResponseWriter, r *http.Request) {
+	ex := p.newExchange(r)
+	if r.Method == http.MethodPost || (r.Body != nil && r.ContentLength > 0) {
+		ex.body = &bodyTap{ex: ex, inner: r.Body, want: r.ContentLength}
+		r.Body = ex.body
+	}
+	tw := &tapWriter{ResponseWriter: w, ex: ex, conns: &p.conns}
+	defer func() {
+		v := recover() // ReverseProxy aborts with a panic when a copy fails
+		ex.finish(v != nil)
+		if v != nil {
+			panic(v)
+		}
+	}()
+	p.reverseProxy(r).ServeHTTP(tw, r)
+}
+
+// envelope builds the envelope of a frame of this exchange.
+func (ex *exchange) envelope(stream string, withHeaders http.Header) *wire.Envelope {
+	env := &wire.Envelope{
+		Method:       ex.req.Method,
+		Path:         ex.req.URL.Path,
+		Status:       ex.status,
+		Stream:       stream,
+		ConnectionID: ex.connID,
+		SessionID:    ex.sessionID,
+	}
+	if withHeaders != nil {
+		env.Headers = envelopeHeaders(withHeaders)
+		if stream != wire.StreamPOST {
+			// A response frame also shows the request headers the
+			// response lacks (Accept, Last-Event-Id, Authorization):
+			// a GET or DELETE has no request frame of its own.
+			for k, v := range envelopeHeaders(ex.req.Header) {
+				if _, ok := env.Headers[k]; !ok {
+					if env.Headers == nil {
+						env.Headers = map[string]string{}
+					}
+					env.Headers[k] = v
+				}
+			}
+		}
+	}
+	return env
+}
+
+// recordRequest records the request body once it is complete (or cut).
+func (ex *exchange) recordRequest(b []byte, flags wire.Flags) {
+	env := ex.envelope(wire.StreamPOST, ex.req.Header)
+	env.Status = 0
+	ex.rec.Frame(ex.conn, wire.DirClient, now(), b, flags, env)
+}
+
+// respond is called once the response status and headers are final.
+func (ex *exchange) respond(status int, h http.Header, conns *connTable) {
+	ex.status, ex.header = status, h.Clone()
+	if ex.connID == "" {
+		ex.connID = h.Get(HeaderConnectionID)
+	}
+	if ex.sessionID == "" {
+		ex.sessionID = h.Get(HeaderSessionID)
+	}
+	if connKey(ex.req.Header) == "" {
+		conns.bind(connKey(h), ex.conn)
+	}
+	ct := h.Get("Content-Type")
+	switch {
+	case isEventStream(ct):
+		ex.mode = modeSSE
+		// The stream's opening, so its status and headers are on record.
+		ex.rec.Frame(ex.conn, wire.DirAgent, now(), nil, 0, ex.envelope(wire.StreamHTTPControl, h))
+	case isJSON(ct) && status != http.StatusSwitchingProtocols:
+		ex.mode = modeJSON
+	default:
+		ex.mode = modeControl
+	}
+}
+
+// tap takes a copy of response bytes already written to the client.
+func (ex *exchange) tap(b []byte) {
+	switch ex.mode {
+	case modeSSE:
+		ex.sse.Push(b, ex.recordEvent)
+	default:
+		ex.copy = append(ex.copy, b...)
+	}
+}
+
+// recordEvent records one SSE event's data; comments and events without
+// data (a lone id) are forwarded only.
+func (ex *exchange) recordEvent(e *wire.SSEEvent) {
+	if e.Comment || e.Data == nil {
+		return
+	}
+	env := ex.envelope(ex.sseStream(), nil)
+	env.EventID = e.ID
+	var flags wire.Flags
+	if e.Partial {
+		flags |= wire.FlagPartial
+	}
+	ex.rec.Frame(ex.conn, wire.DirAgent, now(), e.Data, flags, env)
+}
+
+// sseStream names the stream an event arrived on: a POST's own response,
+// a session-scoped GET (both Acp-* headers), or the connection's GET.
+func (ex *exchange) sseStream() string {
+	switch {
+	case ex.req.Method == http.MethodPost:
+		return wire.StreamPOSTSSE
+	case ex.req.Header.Get(HeaderConnectionID) != "" && ex.req.Header.Get(HeaderSessionID) != "":
+		return wire.StreamSession
+	}
+	return wire.StreamConnection
+}
+
+// finish records what is still pending when the exchange ends. cut says
+// the response was interrupted.
+func (ex *exchange) finish(cut bool) {
+	if ex.body != nil {
+		ex.body.finish()
+	}
+	if ex.status == 0 {
+		return // no response was written (the client left first)
+	}
+	var flags wire.Flags
+	if cut {
+		flags |= wire.FlagPartial
+	}
+	switch ex.mode {
+	case modeSSE:
+		ex.sse.End(ex.recordEvent)
+	case modeJSON:
+		if len(ex.copy) == 0 {
+			ex.rec.Frame(ex.conn, wire.DirAgent, now(), nil, flags, ex.envelope(wire.StreamHTTPControl, ex.header))
+			return
+		}
+		ex.rec.Frame(ex.conn, wire.DirAgent, now(), ex.copy, flags, ex.envelope(wire.StreamPOSTReply, ex.header))
+	default:
+		ex.rec.Frame(ex.conn, wire.DirAgent, now(), ex.copy, flags, ex.envelope(wire.StreamHTTPControl, ex.header))
+	}
+}
+
+// bodyTap passes a request body to the upstream and keeps a copy, which
+// it records as soon as the body is complete: before the upstream can
+// answer, so a request is always recorded before its response.
+type bodyTap struct {
+	ex    *exchange
+	inner io.ReadCloser
+	want  int64 // Content-Length, -1 when unknown
+	mu    sync.Mutex
+	buf   []byte
+	done  bool
+	err   error
+}
+
+// Read holds the lock across the client read so that finish, which may
+// run while the transport still reads, never reads the body concurrently.
+func (b *bodyTap) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n, err := b.inner.Read(p)
+	if b.done {
+		return n, err
+	}
+	b.buf = append(b.buf, p[:n]...)
+	if err != nil && err != io.EOF {
+		b.err = err
+	}
+	if err == io.EOF || (b.want > 0 && int64(len(b.buf)) >= b.want) {
+		b.recordLocked(0)
+	}
+	return n, err
+}
+
+// Close does not close the client's body: finish may still need to read
+// what the upstream did not (an unreachable upstream reads nothing).
+func (b *bodyTap) Close() error { return nil }
+
+// finish reads whatever the upstream left unread and records the body,
+// flagged partial if the client's body ended in an error.
+func (b *bodyTap) finish() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.done {
+		return
+	}
+	if b.err == nil {
+		rest, err := io.ReadAll(b.inner)
+		b.buf = append(b.buf, rest...)
+		b.err = err
+	}
+	var flags wire.Flags
+	if b.err != nil {
+		flags |= wire.FlagPartial
+	}
+	b.recordLocked(flags)
+}
+
+func (b *bodyTap) recordLocked(flags wire.Flags) {
+	b.done = true
+	b.ex.recordRequest(b.buf, flags)
+	b.buf = nil
+}
+
+// tapWriter is the ResponseWriter ReverseProxy writes to: it forwards
+// every call to the client's writer first, then gives the exchange a
+// copy. Flush and Hijack reach the client's writer through Unwrap.
+type tapWriter struct {
+	http.ResponseWriter
+	ex      *exchange
+	conns   *connTable
+	written bool
+}
+
+func (w *tapWriter) WriteHeader(code int) {
+	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
+		w.ResponseWriter.WriteHeader(code) // informational: pass on
+		return
+	}
+	if w.written {
+		return
+	}
+	w.written = true
+	w.ex.respond(code, w.Header(), w.conns)
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *tapWriter) Write(b []byte) (int, error) {
+	if !w.written {
+		w.WriteHeader(http.StatusOK)
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.ex.tap(b[:n])
+	return n, err
+}
+
+// Unwrap lets http.ResponseController find Flush on the real writer.
+func (w *tapWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

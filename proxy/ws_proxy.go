@@ -1,0 +1,222 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/acpscope/acpscope/wire"
+	"github.com/gorilla/websocket"
+)
+
+// wsControlWait bounds how long a forwarded control frame (close, ping,
+// pong) may wait for the socket.
+const wsControlWait = 5 * time.Second
+
+// wsHandshakeHeaders are set by the WebSocket library itself on each leg,
+// so they are not copied from one leg to the other.
+var wsHandshakeHeaders = []string{
+	"Upgrade", "Connection", "Sec-Websocket-Key", "Sec-Websocket-Version",
+	"Sec-Websocket-Extensions", "Sec-Websocket-Protocol", "Sec-Websocket-Accept",
+	"Host", "Keep-Alive", "Proxy-Connection", "Te", "Trailer", "Transfer-Encoding",
+	"Proxy-Authorization",
+}
+
+func withoutHandshakeHeaders(h http.Header) http.Header {
+	out := h.Clone()
+	for _, name := range wsHandshakeHeaders {
+		out.Del(name)
+	}
+	return out
+}
+
+// serveWebSocket joins a client WebSocket to an upstream one, message by
+// message: dial the upstream first, so its 101 headers (Acp-Connection-Id,
+// Set-Cookie) and any refusal reach the client as the upstream sent them.
+func (p *HTTPProxy) serveWebSocket(w http.ResponseWriter, r *http.Request) {
+	conn := p.conns.fresh()
+	env := func(stream string, status int, h http.Header) *wire.Envelope {
+		e := &wire.Envelope{Method: r.Method, Path: r.URL.Path, Status: status, Stream: stream,
+			ConnectionID: r.Header.Get(HeaderConnectionID), SessionID: r.Header.Get(HeaderSessionID)}
+		if h != nil {
+			e.Headers = envelopeHeaders(h)
+		}
+		return e
+	}
+	d := *p.dialer
+	d.Subprotocols = websocket.Subprotocols(r)
+	up, resp, err := d.DialContext(r.Context(), p.wsURL(r), withoutHandshakeHeaders(r.Header))
+	if err != nil {
+		p.refuseWebSocket(w, r, conn, resp, err, env)
+		return
+	}
+	respHeader := withoutHandshakeHeaders(resp.Header)
+	connID := resp.Header.Get(HeaderConnectionID)
+	p.conns.bind(connID, conn)
+	u := p.upgrader
+	if sp := up.Subprotocol(); sp != "" {
+		u.Subprotocols = []string{sp}
+	}
+	down, err := u.Upgrade(w, r, respHeader)
+	if err != nil {
+		up.Close() // Upgrade has answered the client with an error already
+		return
+	}
+	e101 := env(wire.StreamHTTPControl, http.StatusSwitchingProtocols, resp.Header)
+	if e101.ConnectionID == "" {
+		e101.ConnectionID = connID
+	}
+	p.rec.Frame(conn, wire.DirAgent, now(), nil, 0, e101)
+	p.trackWS(up, down, true)
+	defer p.trackWS(up, down, false)
+	pipe := &wsPipe{rec: p.rec, conn: conn, env: func() *wire.Envelope {
+		e := env(wire.StreamWebSocket, 0, nil)
+		if e.ConnectionID == "" {
+			e.ConnectionID = connID
+		}
+		return e
+	}}
+	pipe.run(down, up)
+}
+
+// refuseWebSocket passes on the upstream's refusal (its status, headers
+// and body) or answers 502 when it could not be reached.
+func (p *HTTPProxy) refuseWebSocket(w http.ResponseWriter, r *http.Request, conn uint32, resp *http.Response, err error,
+	env func(string, int, http.Header) *wire.Envelope) {
+	if resp == nil {
+		msg := fmt.Sprintf("acpscope: %s\n", describeUpstreamError(p.upstream, err))
+		http.Error(w, msg[:len(msg)-1], http.StatusBadGateway)
+		p.rec.Frame(conn, wire.DirAgent, now(), []byte(msg), 0, env(wire.StreamHTTPControl, http.StatusBadGateway, w.Header()))
+		return
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	h := withoutHandshakeHeaders(resp.Header)
+	for k, vs := range h {
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(resp.StatusCode)
+	w.Write(body)
+	p.rec.Frame(conn, wire.DirAgent, now(), body, 0, env(wire.StreamHTTPControl, resp.StatusCode, resp.Header))
+}
+
+// wsURL is the upstream WebSocket URL for our endpoint.
+func (p *HTTPProxy) wsURL(r *http.Request) string {
+	u := *p.upstream
+	u.Scheme = "ws"
+	if p.upstream.Scheme == "https" {
+		u.Scheme = "wss"
+	}
+	u.RawQuery = joinQuery(p.upstream.RawQuery, r.URL.RawQuery)
+	return (&u).String()
+}
+
+func (p *HTTPProxy) trackWS(a, b *websocket.Conn, open bool) {
+	p.wsMu.Lock()
+	defer p.wsMu.Unlock()
+	for _, c := range []*websocket.Conn{a, b} {
+		if open {
+			p.wsConns[c]++
+		} else {
+			delete(p.wsConns, c)
+		}
+	}
+}
+
+// wsPipe copies messages between two WebSockets and records them.
+type wsPipe struct {
+	rec  FrameRecorder
+	conn uint32
+	env  func() *wire.Envelope
+}
+
+// run copies client→agent and agent→client until both directions have
+// closed or one fails; it closes both sockets before returning.
+func (w *wsPipe) run(client, agent *websocket.Conn) {
+	errc := make(chan error, 2)
+	go w.pump(client, agent, wire.DirClient, errc) // client→agent pump
+	go w.pump(agent, client, wire.DirAgent, errc)  // agent→client pump
+	first := <-errc
+	if !isClose(first) {
+		client.Close() // a broken leg: unblock the other pump
+		agent.Close()
+	}
+	timer := time.NewTimer(wsControlWait)
+	defer timer.Stop()
+	select {
+	case <-errc:
+	case <-timer.C: // the other side never answered the close
+	}
+	client.Close()
+	agent.Close()
+}
+
+// pump forwards messages from one socket to the other, then forwards the
+// close (code and reason as received). Pings and pongs are passed on
+// rather than answered here, so each end sees the other's.
+func (w *wsPipe) pump(from, to *websocket.Conn, dir wire.Dir, errc chan<- error) {
+	from.SetPingHandler(func(data string) error {
+		return ignoreClosed(to.WriteControl(websocket.PingMessage, []byte(data), time.Now().Add(wsControlWait)))
+	})
+	from.SetPongHandler(func(data string) error {
+		return ignoreClosed(to.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(wsControlWait)))
+	})
+	from.SetCloseHandler(func(int, string) error { return nil }) // forwarded below instead
+	for {
+		mt, msg, err := from.ReadMessage()
+		if err != nil {
+			w.forwardClose(to, dir, err)
+			errc <- err
+			return
+		}
+		if err := to.WriteMessage(mt, msg); err != nil {
+			errc <- err
+			return
+		}
+		var flags wire.Flags
+		if mt == websocket.BinaryMessage {
+			flags |= wire.FlagBinary
+		}
+		w.rec.Frame(w.conn, dir, now(), msg, flags, w.env())
+	}
+}
+
+// forwardClose passes a close frame on and records it; a broken read is
+// passed on as 1006-like silence (the socket is closed by run).
+func (w *wsPipe) forwardClose(to *websocket.Conn, dir wire.Dir, err error) {
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) {
+		return
+	}
+	payload := []byte{}
+	if ce.Code != websocket.CloseNoStatusReceived {
+		payload = websocket.FormatCloseMessage(ce.Code, ce.Text)
+	}
+	to.WriteControl(websocket.CloseMessage, payload, time.Now().Add(wsControlWait))
+	env := w.env()
+	env.Headers = map[string]string{"ws-close": closeString(ce)}
+	w.rec.Frame(w.conn, dir, now(), nil, 0, env)
+}
+
+func closeString(ce *websocket.CloseError) string {
+	s := strconv.Itoa(ce.Code)
+	if ce.Text != "" {
+		s += " " + ce.Text
+	}
+	return s
+}
+
+func isClose(err error) bool {
+	var ce *websocket.CloseError
+	return errors.As(err, &ce)
+}
+
+func ignoreClosed(err error) error {
+	if errors.Is(err, websocket.ErrCloseSent) {
+		return nil
+	}
+	return err
+}
