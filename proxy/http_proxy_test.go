@@ -270,4 +270,3 @@ func TestHTTPProxyOrigin(t *testing.T) {
 		})
 	}
 }
-
