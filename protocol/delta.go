@@ -256,3 +256,12 @@ func EqualJSON(a, b any) bool {
 	}
 	return false
 }
+
+// marshalValue renders a decoded JSON value for messages.
+func marshalValue(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}

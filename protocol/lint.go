@@ -1,0 +1,132 @@
+package protocol
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/acpscope/acpscope/wire"
+)
+
+// LintOptions tune Lint.
+type LintOptions struct {
+	// Finished says the capture is complete (the proxy ended), so requests
+	// still unanswered at the end are findings rather than in flight.
+	Finished bool
+	// MinSeverity drops findings below it.
+	MinSeverity Severity
+	// Schema, when set, validates every message against the ACP schema.
+	Schema *SchemaValidator
+}
+
+// Lint checks a capture's messages, in capture order, against every rule
+// of Rules and returns the findings ordered by their first sequence number.
+func Lint(msgs []Msg, opts LintOptions) []Finding {
+	l := newLinter(opts)
+	forEachUnit(msgs, l.unit)
+	l.end()
+	for _, run := range RunOutputs(msgs) {
+		l.deltaRun(run)
+	}
+	if opts.Schema != nil {
+		l.out = append(l.out, opts.Schema.Lint(msgs)...)
+	}
+	out := l.out[:0]
+	for _, f := range l.out {
+		if f.Severity >= opts.MinSeverity {
+			out = append(out, f)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return firstSeq(out[i]) < firstSeq(out[j]) })
+	return out
+}
+
+func firstSeq(f Finding) uint64 {
+	if len(f.Seqs) == 0 {
+		return ^uint64(0)
+	}
+	return f.Seqs[0]
+}
+
+// linter holds what one pass over a capture has learnt so far. Its
+// methods are grouped by rule family in the lint_*.go files.
+type linter struct {
+	opts LintOptions
+	out  []Finding
+
+	rpc   rpcState
+	acp   acpState
+	batch batchState
+	http  httpState
+}
+
+func newLinter(opts LintOptions) *linter {
+	l := &linter{opts: opts}
+	l.rpc.init()
+	l.acp.init()
+	l.batch.init()
+	l.http.init()
+	return l
+}
+
+// report adds a finding of a rule from the table; an unknown id is a
+// programming error.
+func (l *linter) report(id string, seqs []uint64, format string, args ...any) {
+	r, ok := ruleIndex[id]
+	if !ok {
+		panic("protocol: lint rule " + id + " is not in the rule table")
+	}
+	l.out = append(l.out, Finding{Rule: id, Severity: r.Severity, Message: fmt.Sprintf(format, args...), Seqs: seqs, Ref: r.Ref})
+}
+
+func (l *linter) unit(u unit) {
+	if u.HTTP != nil && u.batch == 0 {
+		l.httpUnit(u)
+	}
+	if u.HTTP == nil && u.batch == 0 {
+		l.stdioUnit(u)
+	} else if u.Kind == wire.KindInvalidUTF8 {
+		l.report("stdio/invalid-utf8", []uint64{u.Seq}, "%s sent a message that is not valid UTF-8", sender(u.Dir))
+	}
+	if u.Kind == wire.KindBatch {
+		l.batchFrame(u)
+		return
+	}
+	l.rpcUnit(u)
+}
+
+func (l *linter) end() {
+	l.rpcEnd()
+	l.acpEnd()
+	l.batchEnd()
+}
+
+func (l *linter) deltaRun(run *RunOutput) {
+	if !run.Mismatch() {
+		return
+	}
+	seqs := append([]uint64{run.RequestSeq}, run.DeltaSeqs...)
+	if run.ResponseSeq != 0 {
+		seqs = append(seqs, run.ResponseSeq)
+	}
+	if run.MergeErr != nil {
+		l.report("acp/delta-mismatch", seqs, "agents/run %q: its progress deltas cannot be joined: %v", run.Agent, run.MergeErr)
+		return
+	}
+	l.report("acp/delta-mismatch", seqs, "agents/run %q: the %d progress deltas join to %s but the final output is %s",
+		run.Agent, len(run.DeltaSeqs), short(marshalValue(run.Rebuilt)), short(marshalValue(run.Final)))
+}
+
+func sender(d wire.Dir) string {
+	if d == wire.DirAgent {
+		return "the agent"
+	}
+	return "the client"
+}
+
+// short keeps messages to one readable line.
+func short(s string) string {
+	if r := []rune(s); len(r) > 80 {
+		return string(r[:80]) + "…"
+	}
+	return s
+}

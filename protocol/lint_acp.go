@@ -1,0 +1,350 @@
+package protocol
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/acpscope/acpscope/wire"
+)
+
+// acpState follows the ACP lifecycle: initialization, the negotiated
+// version and capabilities, sessions, prompts and cancellation.
+type acpState struct {
+	sawClient   bool
+	initSeq     uint64 // the initialize request
+	initialized bool   // its response arrived
+	early       []uint64
+	// mcp is set when initialize carried an MCP date version: the traffic
+	// is MCP (or the pre-alpha Agent Communication Protocol), not ACP.
+	mcp        bool
+	requested  int64
+	version    int // negotiated; 0 until known
+	clientCaps map[string]any
+	agentCaps  map[string]any
+
+	sessions   map[string]bool // established session ids
+	newPending int             // session/new and session/fork awaiting answers
+	prompts    map[string]*promptRun
+	perms      map[pendingKey]*permRun
+}
+
+type promptRun struct {
+	seq       uint64
+	cancelSeq uint64
+}
+
+type permRun struct {
+	seq       uint64
+	session   string
+	cancelSeq uint64
+}
+
+func (s *acpState) init() {
+	s.sessions = map[string]bool{}
+	s.prompts = map[string]*promptRun{}
+	s.perms = map[pendingKey]*permRun{}
+}
+
+// acpMessage checks a request or notification.
+func (l *linter) acpMessage(u unit) {
+	a := &l.acp
+	if u.Dir == wire.DirClient && !a.sawClient {
+		a.sawClient = true
+		if u.Method != "initialize" {
+			l.report("acp/initialize-first", []uint64{u.Seq}, "the client's first message is %s, not initialize", u.Method)
+		}
+	}
+	if u.Method == "initialize" && u.Kind == wire.KindRequest && u.Dir == wire.DirClient {
+		l.initializeRequest(u)
+		return
+	}
+	if a.mcp {
+		return
+	}
+	if u.Kind == wire.KindRequest && u.Dir == wire.DirClient && a.initSeq != 0 && !a.initialized {
+		a.early = append(a.early, u.Seq)
+	}
+	l.methodChecks(u)
+	p := object(u.params())
+	switch u.Method {
+	case "session/update":
+		l.sessionMessage(u, str(p, "sessionId"))
+		l.updateChecks(u, p)
+	case "session/prompt":
+		l.sessionMessage(u, str(p, "sessionId"))
+		l.promptContent(u, p)
+		a.prompts[str(p, "sessionId")] = &promptRun{seq: u.Seq}
+	case "session/cancel":
+		l.sessionMessage(u, str(p, "sessionId"))
+		l.cancel(u, str(p, "sessionId"))
+	case "session/request_permission":
+		l.sessionMessage(u, str(p, "sessionId"))
+		a.perms[pendingKey{u.Dir, idKey(u.ID)}] = &permRun{seq: u.Seq, session: str(p, "sessionId")}
+	case "session/load", "session/resume":
+		if id := str(p, "sessionId"); id != "" {
+			a.sessions[id] = true
+		}
+	case "session/new", "session/fork":
+		if u.Kind == wire.KindRequest {
+			a.newPending++
+		}
+		if u.Method == "session/fork" {
+			l.sessionMessage(u, str(p, "sessionId"))
+		}
+	case "$/cancel_request":
+		l.cancelRequest(u, p)
+	default:
+		if m, ok := Lookup(u.Method); ok && m.SessionScoped {
+			l.sessionMessage(u, str(p, "sessionId"))
+		}
+		if strings.HasPrefix(u.Method, "fs/") || strings.HasPrefix(u.Method, "terminal/") {
+			l.clientCapability(u)
+		}
+	}
+}
+
+func (l *linter) initializeRequest(u unit) {
+	a := &l.acp
+	a.initSeq = u.Seq
+	p := object(u.params())
+	switch v := p["protocolVersion"].(type) {
+	case json.Number:
+		n, err := v.Int64()
+		if err != nil {
+			l.report("acp/protocol-version", []uint64{u.Seq}, "initialize protocolVersion %s is not an integer", v)
+		}
+		a.requested = n
+	case string:
+		// MCP versions are dates: this is MCP traffic (e.g. the pre-alpha
+		// Agent Communication Protocol), which ACP rules do not judge.
+		a.mcp = true
+	default:
+		l.report("acp/protocol-version", []uint64{u.Seq}, "initialize has no integer protocolVersion")
+	}
+	a.clientCaps = obj(p, "clientCapabilities")
+}
+
+// methodChecks judges the method name against the catalog.
+func (l *linter) methodChecks(u unit) {
+	seq := []uint64{u.Seq}
+	m, known, inVersion := LookupVersion(u.Method, l.acp.version)
+	switch {
+	case !known:
+		l.report("acp/unknown-method", seq, "%s is not an ACP method; extensions start with \"_\"", u.Method)
+		return
+	case m.Stability == Extension || m.Stability == PreAlpha:
+		return
+	}
+	if !m.Sender.Allows(u.Dir) {
+		l.report("acp/wrong-direction", seq, "%s is sent %s, but %s sent it", u.Method, m.Sender, sender(u.Dir))
+	}
+	if m.Notification && u.Kind == wire.KindRequest {
+		l.report("acp/call-shape", seq, "%s is a notification but was sent with an id", u.Method)
+	} else if !m.Notification && u.Kind == wire.KindNotification {
+		l.report("acp/call-shape", seq, "%s is a request but was sent without an id", u.Method)
+	}
+	if l.acp.version != 0 && !inVersion {
+		l.report("acp/version-method", seq, "%s is not part of protocol v%d", u.Method, l.acp.version)
+	}
+	if m.Stability == Legacy {
+		l.report("acp/legacy-method", seq, "%s is legacy (removed from the schema; model choice is a config option now)", u.Method)
+	}
+}
+
+// sessionMessage checks that a message names an established session.
+func (l *linter) sessionMessage(u unit, id string) {
+	if id == "" || l.acp.sessions[id] {
+		return
+	}
+	seq := []uint64{u.Seq}
+	switch {
+	case l.acp.newPending > 0 && u.Dir == wire.DirAgent:
+		l.report("acp/update-before-session", seq, "%s for session %s arrived before the session/new answer that names it", u.Method, id)
+	case l.acp.newPending > 0:
+		l.report("acp/session-not-ready", seq, "%s for session %s sent before session/new was answered", u.Method, id)
+	default:
+		l.report("acp/unknown-session", seq, "%s names session %s, which no session/new, load, resume or fork established", u.Method, id)
+	}
+}
+
+func (l *linter) updateChecks(u unit, p map[string]any) {
+	upd := obj(p, "update")
+	kind, ok := upd["sessionUpdate"].(string)
+	switch {
+	case !ok:
+		l.report("acp/update-discriminator", []uint64{u.Seq}, "session/update has no update.sessionUpdate (update.kind is not the discriminator)")
+	case strings.HasPrefix(kind, "_"):
+	default:
+		if _, known := LookupUpdate(kind); !known {
+			l.report("acp/unknown-update", []uint64{u.Seq}, "unknown session/update variant %q", kind)
+		}
+	}
+}
+
+// promptContent checks prompt blocks against the agent's promptCapabilities.
+func (l *linter) promptContent(u unit, p map[string]any) {
+	if l.acp.agentCaps == nil {
+		return
+	}
+	caps := obj(l.acp.agentCaps, "promptCapabilities")
+	need := map[string]string{"image": "image", "audio": "audio", "resource": "embeddedContext"}
+	for _, b := range arr(p, "prompt") {
+		bm, _ := b.(map[string]any)
+		typ := str(bm, "type")
+		if c, ok := need[typ]; ok && !isTrue(caps, c) {
+			l.report("acp/prompt-capability", []uint64{u.Seq}, "the prompt holds a %s block but the agent did not advertise promptCapabilities.%s", typ, c)
+		}
+	}
+}
+
+// clientCapability checks an fs/* or terminal/* call against what the
+// client advertised in initialize.
+func (l *linter) clientCapability(u unit) {
+	if l.acp.clientCaps == nil || u.Dir != wire.DirAgent {
+		return
+	}
+	caps := l.acp.clientCaps
+	var ok bool
+	var name string
+	switch u.Method {
+	case "fs/read_text_file":
+		ok, name = isTrue(obj(caps, "fs"), "readTextFile"), "fs.readTextFile"
+	case "fs/write_text_file":
+		ok, name = isTrue(obj(caps, "fs"), "writeTextFile"), "fs.writeTextFile"
+	default:
+		if !strings.HasPrefix(u.Method, "terminal/") {
+			return
+		}
+		ok, name = isTrue(caps, "terminal"), "terminal"
+	}
+	if !ok {
+		l.report("acp/client-capability", []uint64{u.Seq}, "the agent called %s but the client did not advertise clientCapabilities.%s", u.Method, name)
+	}
+}
+
+func (l *linter) cancel(u unit, session string) {
+	if pr := l.acp.prompts[session]; pr != nil && pr.cancelSeq == 0 {
+		pr.cancelSeq = u.Seq
+	}
+	for _, perm := range l.acp.perms {
+		if perm.session == session && perm.cancelSeq == 0 {
+			perm.cancelSeq = u.Seq
+		}
+	}
+}
+
+func (l *linter) cancelRequest(u unit, p map[string]any) {
+	raw := wire.Value(u.params(), "requestId")
+	if raw == nil {
+		l.report("acp/cancel-request-target", []uint64{u.Seq}, "$/cancel_request has no requestId")
+		return
+	}
+	k := pendingKey{u.Dir, idKey(raw)}
+	if _, inFlight := l.rpc.pending[k]; inFlight {
+		return
+	}
+	what := "never sent"
+	if prev, done := l.rpc.answered[k]; done {
+		what = "already answered at seq " + uitoa(prev)
+	}
+	l.report("acp/cancel-request-target", []uint64{u.Seq}, "$/cancel_request targets request %s from %s, %s", k.id, sender(u.Dir), what)
+}
+
+// acpResponse checks a response against the request it answers.
+func (l *linter) acpResponse(req, u unit) {
+	a := &l.acp
+	res := object(u.result())
+	switch req.Method {
+	case "initialize":
+		a.initialized = true
+		if a.mcp {
+			return
+		}
+		l.initializeResponse(req, u, res)
+	case "session/new", "session/fork":
+		if a.newPending > 0 {
+			a.newPending--
+		}
+		if id := str(res, "sessionId"); id != "" {
+			a.sessions[id] = true
+		}
+	case "session/prompt":
+		l.promptEnd(req, u, res)
+	case "session/request_permission":
+		l.permissionAnswer(req, u, res)
+	}
+}
+
+func (l *linter) initializeResponse(req, u unit, res map[string]any) {
+	a := &l.acp
+	if u.Kind == wire.KindError {
+		return
+	}
+	v, ok := res["protocolVersion"].(json.Number)
+	n, err := v.Int64()
+	if !ok || err != nil {
+		l.report("acp/protocol-version", []uint64{u.Seq}, "the initialize result has no integer protocolVersion")
+		return
+	}
+	a.version = int(n)
+	a.agentCaps = obj(res, "agentCapabilities")
+	if a.agentCaps == nil {
+		a.agentCaps = map[string]any{}
+	}
+	if a.requested != 0 && n > a.requested {
+		l.report("acp/version-negotiation", []uint64{req.Seq, u.Seq}, "the client asked for v%d and the agent answered v%d; the agent answers the requested version when it supports it, and the client should disconnect from a newer one", a.requested, n)
+	}
+}
+
+func (l *linter) promptEnd(req, u unit, res map[string]any) {
+	session := str(object(req.params()), "sessionId")
+	pr := l.acp.prompts[session]
+	if pr != nil && pr.seq == req.Seq {
+		delete(l.acp.prompts, session)
+	} else {
+		pr = nil
+	}
+	if u.Kind == wire.KindError {
+		if pr != nil && pr.cancelSeq != 0 {
+			l.report("acp/cancel-stop-reason", []uint64{pr.cancelSeq, u.Seq}, "the prompt cancelled at seq %d ended with an error, not stopReason cancelled", pr.cancelSeq)
+		}
+		return
+	}
+	if l.acp.version >= 2 {
+		return // v2: the response only acknowledges; the turn ends with state_update
+	}
+	reason, _ := res["stopReason"].(string)
+	if !IsStopReason(reason) {
+		l.report("acp/stop-reason", []uint64{u.Seq}, "stopReason %q is not one of %s", reason, strings.Join(StopReasons, ", "))
+	}
+	if pr != nil && pr.cancelSeq != 0 && reason != "cancelled" {
+		l.report("acp/cancel-stop-reason", []uint64{pr.cancelSeq, u.Seq}, "the prompt cancelled at seq %d ended with stopReason %q", pr.cancelSeq, reason)
+	}
+}
+
+func (l *linter) permissionAnswer(req, u unit, res map[string]any) {
+	k := pendingKey{req.Dir, idKey(req.ID)}
+	perm := l.acp.perms[k]
+	delete(l.acp.perms, k)
+	if perm == nil || perm.cancelSeq == 0 {
+		return
+	}
+	outcome := str(obj(res, "outcome"), "outcome")
+	if u.Kind == wire.KindError || outcome != "cancelled" {
+		if u.Kind == wire.KindError {
+			outcome = "an error"
+		}
+		l.report("acp/cancel-permission", []uint64{perm.seq, perm.cancelSeq, u.Seq}, "the permission request pending when the session was cancelled (seq %d) was answered with %s, not outcome cancelled", perm.cancelSeq, outcome)
+	}
+}
+
+func (l *linter) acpEnd() {
+	if len(l.acp.early) > 0 {
+		l.report("acp/not-initialized", l.acp.early, "%d request(s) sent before initialize was answered", len(l.acp.early))
+	}
+}
+
+func uitoa(n uint64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
