@@ -176,4 +176,3 @@ func LookupRule(id string) (Rule, bool) {
 	r, ok := ruleIndex[id]
 	return r, ok
 }
-
