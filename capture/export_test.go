@@ -180,3 +180,57 @@ func TestExportNoRedact(t *testing.T) {
 		t.Errorf("last record kind %v", recs[len(recs)-1].Kind)
 	}
 }
+
+func TestExportJSONLRoundTrip(t *testing.T) {
+	src := expCapture(t, twoSessions)
+	r, err := Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var buf bytes.Buffer
+	res, err := ExportJSONL(r, &buf, ExportOptions{Session: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{secretEnv, secretMeta, secretAuth, secretStderr} {
+		if bytes.Contains(buf.Bytes(), []byte(s)) {
+			t.Errorf("secret %q survived in the JSONL export", s)
+		}
+	}
+	if res.Records != 10 || len(res.Redactions) != 4 {
+		t.Errorf("JSONL export wrote %d records, %d redactions", res.Records, len(res.Redactions))
+	}
+	dir := t.TempDir()
+	jsonl := filepath.Join(dir, "s1.jsonl")
+	os.WriteFile(jsonl, buf.Bytes(), 0o600)
+	dst := filepath.Join(dir, "s1.acpscope")
+	if _, err := Import(jsonl, dst); err != nil {
+		t.Fatal(err)
+	}
+	_, back := expRecords(t, dst)
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		lines = append(lines, l)
+	}
+	if len(back) != len(lines) {
+		t.Fatalf("%d records came back from %d lines", len(back), len(lines))
+	}
+	for i, rec := range back {
+		var l struct {
+			Msg  json.RawMessage `json:"msg"`
+			Time string          `json:"time"`
+		}
+		json.Unmarshal([]byte(lines[i]), &l)
+		want := string(l.Msg)
+		if rec.Kind == wire.KindStderr {
+			json.Unmarshal(l.Msg, &want)
+		}
+		if string(rec.Body) != want {
+			t.Errorf("line %d came back as %s, want %s", i+1, rec.Body, want)
+		}
+		if tm, _ := time.Parse(time.RFC3339Nano, l.Time); tm.UnixNano() != rec.Time {
+			t.Errorf("line %d time %d, want %s", i+1, rec.Time, l.Time)
+		}
+	}
+}

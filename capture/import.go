@@ -319,7 +319,7 @@ func parseImportLine(raw []byte, fallback int64) (line, error) {
 		return line{}, errors.New(`no "msg"`)
 	}
 	l.body = []byte(m.Msg)
-	if l.stream == StreamStderr && m.Msg[0] == '"' {
+	if m.Msg[0] == '"' { // a stderr line, or a message that was not one JSON line
 		var s string
 		_ = json.Unmarshal(m.Msg, &s)
 		l.body = []byte(s)
