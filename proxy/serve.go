@@ -1,0 +1,223 @@
+package proxy
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/acpscope/acpscope/wire"
+	"github.com/gorilla/websocket"
+)
+
+// DefaultKeepAlive is how often serve writes a keep-alive comment on a
+// quiet SSE stream, so idle proxies and load balancers keep it open.
+const DefaultKeepAlive = 15 * time.Second
+
+// ServeOptions configure Server, which exposes a stdio agent as a remote
+// ACP agent over Streamable HTTP and WebSocket (the draft RFD).
+type ServeOptions struct {
+	// Argv is the agent's command line; one process per connection.
+	Argv  []string
+	Agent AgentOptions
+	// Path is the endpoint (default "/acp").
+	Path string
+	// Recorder receives every message as the client saw it.
+	Recorder FrameRecorder
+	// StderrRecorder receives the agents' stderr (each connection's as
+	// capture.StreamStderr of its connection number); nil records none.
+	StderrRecorder Recorder
+	// AllowOrigins lists browser origins allowed besides our own.
+	AllowOrigins []string
+	// AuthToken, when set, must arrive as "Authorization: Bearer TOKEN".
+	AuthToken string
+	// KeepAlive is the keep-alive comment interval; 0 means
+	// DefaultKeepAlive, negative disables them.
+	KeepAlive time.Duration
+	// StreamBuffer bounds what a stream holds before a client opens it
+	// (default DefaultStreamBuffer).
+	StreamBuffer int
+	// DisconnectGrace is how long a connection outlives its ended
+	// connection-scoped GET stream (0 means DefaultDisconnectGrace,
+	// negative keeps it until DELETE).
+	DisconnectGrace time.Duration
+	// Stderr receives the agents' stderr and serve's warnings (default
+	// os.Stderr).
+	Stderr io.Writer
+}
+
+// Server is serve's HTTP handler. Close ends every connection.
+//
+// Concurrency: each connection owns three goroutines, the stdout reader
+// (routes agent messages to streams, ends at stdout EOF), the stderr
+// reader (ends at stderr EOF) and the exit watcher (ends when the agent
+// exits or the connection closes). Each open GET stream is written by its
+// own handler goroutine; a WebSocket connection adds a closer goroutine
+// that ends with the connection. Tearing a connection down closes its
+// streams and runs the agent's shutdown ladder in one more goroutine,
+// which ends when the agent has exited; Close waits for those.
+type Server struct {
+	opts     ServeOptions
+	nums     connTable
+	upgrader websocket.Upgrader
+
+	mu     sync.Mutex
+	conns  map[string]*serveConn
+	closed bool
+
+	errMu sync.Mutex // serializes lines on Stderr
+}
+
+// NewServer checks the options and returns the handler.
+func NewServer(opts ServeOptions) (*Server, error) {
+	if len(opts.Argv) == 0 {
+		return nil, fmt.Errorf("no agent command: give it after --, e.g. acpscope serve -- my-agent --acp")
+	}
+	if opts.Path == "" {
+		opts.Path = "/acp"
+	}
+	if opts.KeepAlive == 0 {
+		opts.KeepAlive = DefaultKeepAlive
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = os.Stderr
+	}
+	opts.Recorder = recorderOrNop(opts.Recorder)
+	s := &Server{opts: opts, conns: map[string]*serveConn{}}
+	s.upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
+	return s, nil
+}
+
+// ServeHTTP implements the RFD's routing on the endpoint.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != s.opts.Path {
+		http.NotFound(w, r)
+		return
+	}
+	if !originAllowed(r, s.opts.AllowOrigins) {
+		s.answer(w, r, 0, http.StatusForbidden, "cross-origin request refused; start serve with --allow-origin "+r.Header.Get("Origin")+" to allow it")
+		return
+	}
+	if !s.authorized(r) {
+		w.Header().Set("Www-Authenticate", `Bearer realm="acpscope"`)
+		s.answer(w, r, 0, http.StatusUnauthorized, "missing or wrong bearer token")
+		return
+	}
+	switch {
+	case r.Method == http.MethodPost:
+		s.servePOST(w, r)
+	case r.Method == http.MethodGet && websocket.IsWebSocketUpgrade(r):
+		s.serveWS(w, r)
+	case r.Method == http.MethodGet:
+		s.serveGET(w, r)
+	case r.Method == http.MethodDelete:
+		s.serveDELETE(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		s.answer(w, r, 0, http.StatusMethodNotAllowed, "use POST, GET or DELETE")
+	}
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	if s.opts.AuthToken == "" {
+		return true
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.AuthToken)) == 1
+}
+
+// answer writes a status with a short text body (empty for 202) and
+// records it as a status-only exchange on connection conn.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, conn uint32, status int, msg string) {
+	body := ""
+	if msg != "" {
+		body = "acpscope serve: " + msg + "\n"
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	}
+	w.WriteHeader(status)
+	io.WriteString(w, body)
+	s.record(conn, wire.DirAgent, []byte(body), 0, s.envelope(r, wire.StreamHTTPControl, status, w.Header()))
+}
+
+// envelope describes a frame of request r; h are the headers to keep
+// (the request's for client frames, ours for responses).
+func (s *Server) envelope(r *http.Request, stream string, status int, h http.Header) *wire.Envelope {
+	env := &wire.Envelope{
+		Method: r.Method, Path: r.URL.Path, Status: status, Stream: stream,
+		ConnectionID: r.Header.Get(HeaderConnectionID), SessionID: r.Header.Get(HeaderSessionID),
+	}
+	if h != nil {
+		env.Headers = envelopeHeaders(h)
+	}
+	if env.ConnectionID == "" && h != nil {
+		env.ConnectionID = h.Get(HeaderConnectionID)
+	}
+	return env
+}
+
+func (s *Server) record(conn uint32, dir wire.Dir, b []byte, flags wire.Flags, env *wire.Envelope) {
+	s.opts.Recorder.Frame(conn, dir, now(), b, flags, env)
+}
+
+func (s *Server) addConn(c *serveConn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.conns[c.id] = c
+}
+
+func (s *Server) removeConn(c *serveConn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.conns, c.id)
+}
+
+func (s *Server) lookup(id string) *serveConn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conns[id]
+}
+
+// Conns returns how many connections (agent processes) are open.
+func (s *Server) Conns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+// Close tears down every connection and waits for their agents to exit
+// (each through the shutdown ladder).
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	conns := make([]*serveConn, 0, len(s.conns))
+	for _, c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.close()
+	}
+	for _, c := range conns {
+		c.wait()
+	}
+	return nil
+}
+
+func (s *Server) warn(msg string) {
+	s.stderrLine([]byte("acpscope serve: " + msg + "\n"))
+}
+
+func (s *Server) stderrLine(line []byte) {
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	s.opts.Stderr.Write(line)
+}
+
+// setConnCookie sets the affinity cookie the RFD asks clients to return.
+func setConnCookie(h http.Header, id string) {
+	h.Add("Set-Cookie", (&http.Cookie{Name: "acp_conn", Value: id, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode}).String())
+}

@@ -1,0 +1,270 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/wire"
+)
+
+// connLevelMethods are the requests whose responses travel on the
+// connection-scoped stream although they name a session: the client
+// cannot have the session's stream before it knows the session.
+var connLevelMethods = map[string]bool{
+	"session/new": true, "session/load": true, "session/fork": true, "session/resume": true,
+}
+
+// serveConn is one client connection of serve: one agent process, its
+// connection-scoped stream, one stream per session, and the routing
+// state that sends each agent message to the right stream.
+type serveConn struct {
+	id    string
+	num   uint32
+	srv   *Server
+	agent *Agent
+
+	stdinMu sync.Mutex // one writer to the agent's stdin at a time
+
+	mu        sync.Mutex
+	conn      *outStream
+	sessions  map[string]*outStream
+	routes    map[string]string // client request id → sessionId ("" = connection)
+	agentReqs map[string]string // agent request id → its sessionId
+	initID    string            // id of the initialize answered on the POST
+	initReply chan []byte
+	toWS      func([]byte) error // set in WebSocket mode: every message goes here
+
+	closeOnce sync.Once
+	done      chan struct{} // closed when the connection is torn down
+	readDone  chan struct{} // closed when the stdout reader ends
+}
+
+// newConnID returns an unguessable connection id.
+func newConnID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// startConn spawns the agent for a new connection and starts reading its
+// stdout and stderr.
+func (s *Server) startConn(ws func([]byte) error) (*serveConn, error) {
+	agent, err := StartAgent(context.Background(), s.opts.Argv, s.opts.Agent)
+	if err != nil {
+		return nil, err
+	}
+	c := &serveConn{
+		id: newConnID(), num: s.nums.fresh(), srv: s, agent: agent,
+		conn: newOutStream(s.opts.StreamBuffer), sessions: map[string]*outStream{},
+		routes: map[string]string{}, agentReqs: map[string]string{},
+		toWS: ws, done: make(chan struct{}), readDone: make(chan struct{}),
+	}
+	s.addConn(c)
+	go c.readStdout() // stdout reader: ends at the agent's stdout EOF
+	go c.readStderr() // stderr reader: ends at the agent's stderr EOF
+	go func() {       // exit watcher: ends when the agent exits or the connection closes
+		select {
+		case <-agent.Done():
+			<-c.readDone
+			c.close()
+		case <-c.done:
+		}
+	}()
+	return c, nil
+}
+
+// send writes one client message to the agent as one line. A body that
+// spans lines (pretty-printed JSON) is compacted, because stdio framing
+// cannot carry it otherwise; a single-line body goes unchanged.
+func (c *serveConn) send(msg []byte) error {
+	msg = bytes.TrimRight(msg, "\r\n")
+	if bytes.ContainsAny(msg, "\r\n") {
+		var buf bytes.Buffer
+		if json.Compact(&buf, msg) == nil {
+			msg = buf.Bytes()
+		}
+	}
+	line := make([]byte, 0, len(msg)+1)
+	line = append(append(line, msg...), '\n')
+	c.stdinMu.Lock()
+	defer c.stdinMu.Unlock()
+	if _, err := c.agent.Stdin.Write(line); err != nil {
+		return fmt.Errorf("writing to the agent: %w", err)
+	}
+	return nil
+}
+
+// noteClientMessage learns routing from a client message before it goes
+// to the agent: where the response to a request must go, and which
+// sessions exist (session/load names one the agent will speak about).
+func (c *serveConn) noteClientMessage(m *wire.Message) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m.Kind == wire.KindRequest {
+		target := m.SessionID
+		if connLevelMethods[m.Method] {
+			target = ""
+		}
+		c.routes[string(m.ID)] = target
+		if m.Method == "session/load" || m.Method == "session/resume" {
+			c.sessionLocked(m.SessionID)
+		}
+	}
+	if m.Kind == wire.KindResponse || m.Kind == wire.KindError {
+		delete(c.agentReqs, string(m.ID))
+	}
+}
+
+// answersSessionRequest reports the session of the agent request a
+// client response answers ("" when none): such a response is a
+// session-scoped POST.
+func (c *serveConn) answersSessionRequest(id []byte) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.agentReqs[string(id)]
+}
+
+// sessionLocked returns the session's stream, creating it on first use.
+func (c *serveConn) sessionLocked(id string) *outStream {
+	if id == "" {
+		return nil
+	}
+	st := c.sessions[id]
+	if st == nil {
+		st = newOutStream(c.srv.opts.StreamBuffer)
+		c.sessions[id] = st
+	}
+	return st
+}
+
+// stream returns the stream for a GET: the connection's, or a known
+// session's (nil when unknown).
+func (c *serveConn) stream(sessionID string) *outStream {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sessionID == "" {
+		return c.conn
+	}
+	return c.sessions[sessionID]
+}
+
+// readStdout reads the agent's messages, one per line, with no size
+// limit, and routes each.
+func (c *serveConn) readStdout() {
+	defer close(c.readDone)
+	r := bufio.NewReaderSize(c.agent.Stdout, 64<<10)
+	for {
+		line, err := r.ReadBytes('\n')
+		if msg := bytes.TrimRight(line, "\r\n"); len(msg) > 0 {
+			c.route(msg)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// route delivers one agent message: to the initialize POST waiting for
+// it, to the WebSocket, or to the connection or session stream.
+func (c *serveConn) route(msg []byte) {
+	m := wire.Classify(msg)
+	if c.toWS != nil {
+		if c.toWS(msg) != nil {
+			c.close()
+		}
+		return
+	}
+	c.mu.Lock()
+	var st *outStream
+	switch m.Kind {
+	case wire.KindResponse, wire.KindError:
+		id := string(m.ID)
+		if c.initReply != nil && id == c.initID {
+			c.initReply <- append([]byte(nil), msg...)
+			c.initReply = nil
+			c.mu.Unlock()
+			return
+		}
+		target, known := c.routes[id]
+		delete(c.routes, id)
+		if sid := wire.StringMember(m.Result, "sessionId"); sid != "" {
+			c.sessionLocked(sid) // session/new, session/fork: a new session
+		}
+		if known && target != "" {
+			st = c.sessionLocked(target)
+		}
+	case wire.KindRequest, wire.KindNotification:
+		if m.Kind == wire.KindRequest {
+			c.agentReqs[string(m.ID)] = m.SessionID
+		}
+		st = c.sessionLocked(m.SessionID)
+	}
+	if st == nil {
+		st = c.conn
+	}
+	c.mu.Unlock()
+	if !st.push(msg) {
+		c.srv.warn(fmt.Sprintf("connection %s: a stream nobody opened holds more than %d bytes; dropped a %d-byte agent message", c.id, st.limit, len(msg)))
+	}
+}
+
+// awaitInit registers id as the initialize whose reply the POST handler
+// waits for.
+func (c *serveConn) awaitInit(id []byte) chan []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.initID = string(id)
+	c.initReply = make(chan []byte, 1)
+	return c.initReply
+}
+
+// readStderr passes the agent's stderr to serve's stderr, line by line so
+// agents do not interleave mid-line, and records it.
+func (c *serveConn) readStderr() {
+	r := bufio.NewReaderSize(c.agent.Stderr, 16<<10)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 {
+			c.srv.stderrLine(line)
+			if c.srv.opts.StderrRecorder != nil {
+				c.srv.opts.StderrRecorder.Chunk(c.num, capture.StreamStderr, now(), line)
+			}
+		}
+		if err != nil {
+			if c.srv.opts.StderrRecorder != nil {
+				c.srv.opts.StderrRecorder.EndStream(c.num, capture.StreamStderr, now())
+			}
+			return
+		}
+	}
+}
+
+// close tears the connection down: streams end, the agent is stopped
+// through the shutdown ladder. It is idempotent and does not wait.
+func (c *serveConn) close() {
+	c.closeOnce.Do(func() {
+		close(c.done)
+		c.srv.removeConn(c)
+		c.mu.Lock()
+		c.conn.close()
+		for _, st := range c.sessions {
+			st.close()
+		}
+		if c.initReply != nil {
+			close(c.initReply)
+			c.initReply = nil
+		}
+		c.mu.Unlock()
+		go c.agent.Shutdown() // ladder: ends when the agent has exited
+	})
+}
+
+// wait blocks until the agent has exited.
+func (c *serveConn) wait() { c.agent.Wait() }

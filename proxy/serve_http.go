@@ -1,0 +1,235 @@
+package proxy
+
+import (
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/acpscope/acpscope/wire"
+)
+
+// DefaultDisconnectGrace is how long serve keeps a connection whose
+// connection-scoped GET stream has ended, waiting for the client to open
+// it again, before stopping its agent.
+const DefaultDisconnectGrace = 10 * time.Second
+
+// servePOST carries one client message to the agent (RFD "POST /acp").
+func (s *Server) servePOST(w http.ResponseWriter, r *http.Request) {
+	connID := r.Header.Get(HeaderConnectionID)
+	c := s.lookup(connID)
+	num := uint32(0)
+	if c != nil {
+		num = c.num
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		s.record(num, wire.DirClient, body, wire.FlagPartial, s.envelope(r, wire.StreamPOST, 0, r.Header))
+		return // the client went away mid-body
+	}
+	if !isJSONMediaType(r.Header.Get("Content-Type")) {
+		s.record(num, wire.DirClient, body, 0, s.envelope(r, wire.StreamPOST, 0, r.Header))
+		s.answer(w, r, num, http.StatusUnsupportedMediaType, "POST needs Content-Type: application/json")
+		return
+	}
+	m := wire.Classify(body)
+	if connID == "" && m.Kind == wire.KindRequest && m.Method == "initialize" {
+		s.initialize(w, r, body, &m)
+		return
+	}
+	s.record(num, wire.DirClient, body, 0, s.envelope(r, wire.StreamPOST, 0, r.Header))
+	switch {
+	case m.Kind == wire.KindBatch:
+		s.answer(w, r, num, http.StatusNotImplemented, "JSON-RPC batches are not supported; send one message per POST")
+	case connID == "":
+		s.answer(w, r, num, http.StatusBadRequest, "missing Acp-Connection-Id header; POST initialize first to get one")
+	case c == nil:
+		s.answer(w, r, num, http.StatusNotFound, "unknown Acp-Connection-Id "+connID+"; the connection has ended, POST initialize again")
+	case r.Header.Get(HeaderSessionID) == "" && c.sessionScoped(&m) != "":
+		s.answer(w, r, num, http.StatusBadRequest, "session-scoped message without Acp-Session-Id header (session "+c.sessionScoped(&m)+")")
+	default:
+		c.noteClientMessage(&m)
+		if err := c.send(body); err != nil {
+			s.answer(w, r, num, http.StatusBadGateway, err.Error())
+			return
+		}
+		s.answer(w, r, num, http.StatusAccepted, "")
+	}
+}
+
+// sessionScoped returns the session a client message belongs to, when
+// the RFD wants Acp-Session-Id on its POST: a request or notification
+// naming a session (except those that open one), or a response to an
+// agent request about a session (e.g. a permission answer).
+func (c *serveConn) sessionScoped(m *wire.Message) string {
+	switch m.Kind {
+	case wire.KindRequest, wire.KindNotification:
+		if connLevelMethods[m.Method] {
+			return ""
+		}
+		return m.SessionID
+	case wire.KindResponse, wire.KindError:
+		return c.answersSessionRequest(m.ID)
+	}
+	return ""
+}
+
+// initialize starts a connection: a new agent process receives the
+// request, and its reply is the POST's 200 body, with Acp-Connection-Id.
+func (s *Server) initialize(w http.ResponseWriter, r *http.Request, body []byte, m *wire.Message) {
+	c, err := s.startConn(nil)
+	if err != nil {
+		s.record(0, wire.DirClient, body, 0, s.envelope(r, wire.StreamPOST, 0, r.Header))
+		s.answer(w, r, 0, http.StatusBadGateway, err.Error())
+		return
+	}
+	s.record(c.num, wire.DirClient, body, 0, s.envelope(r, wire.StreamPOST, 0, r.Header))
+	reply := c.awaitInit(m.ID)
+	if err := c.send(body); err != nil {
+		c.close()
+		s.answer(w, r, c.num, http.StatusBadGateway, err.Error())
+		return
+	}
+	select {
+	case msg, ok := <-reply:
+		if !ok {
+			s.answer(w, r, c.num, http.StatusBadGateway, "the agent exited before answering initialize; see its stderr above")
+			return
+		}
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set(HeaderConnectionID, c.id)
+		setConnCookie(h, c.id)
+		w.WriteHeader(http.StatusOK)
+		w.Write(msg)
+		s.record(c.num, wire.DirAgent, msg, 0, s.envelope(r, wire.StreamPOSTReply, http.StatusOK, h))
+	case <-r.Context().Done():
+		c.close() // nobody will ever learn this connection's id
+	}
+}
+
+// serveGET opens the connection-scoped or a session-scoped SSE stream.
+func (s *Server) serveGET(w http.ResponseWriter, r *http.Request) {
+	connID, sid := r.Header.Get(HeaderConnectionID), r.Header.Get(HeaderSessionID)
+	c := s.lookup(connID)
+	num := uint32(0)
+	if c != nil {
+		num = c.num
+	}
+	if !acceptsEventStream(r.Header.Get("Accept")) {
+		s.answer(w, r, num, http.StatusNotAcceptable, "GET needs Accept: text/event-stream (or Upgrade: websocket)")
+		return
+	}
+	if connID == "" {
+		s.answer(w, r, num, http.StatusBadRequest, "missing Acp-Connection-Id header")
+		return
+	}
+	if c == nil {
+		s.answer(w, r, num, http.StatusNotFound, "unknown Acp-Connection-Id "+connID)
+		return
+	}
+	st := c.stream(sid)
+	if st == nil {
+		s.answer(w, r, num, http.StatusNotFound, "unknown Acp-Session-Id "+sid+" on this connection")
+		return
+	}
+	ok, closed := st.attach()
+	switch {
+	case closed:
+		s.answer(w, r, num, http.StatusNotFound, "the connection has ended")
+		return
+	case !ok:
+		s.answer(w, r, num, http.StatusConflict, "this stream is already open in another request")
+		return
+	}
+	defer st.detach()
+	s.streamSSE(w, r, c, st, sid)
+	if sid == "" {
+		go c.closeUnlessReopened(s.disconnectGrace()) // grace timer: ends after the grace
+	}
+}
+
+// streamSSE answers 200 and writes the stream until the client leaves or
+// the connection ends.
+func (s *Server) streamSSE(w http.ResponseWriter, r *http.Request, c *serveConn, st *outStream, sid string) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	rc.Flush()
+	s.record(c.num, wire.DirAgent, nil, 0, s.envelope(r, wire.StreamHTTPControl, http.StatusOK, h))
+	stream := wire.StreamConnection
+	if sid != "" {
+		stream = wire.StreamSession
+	}
+	keepalive := s.opts.KeepAlive
+	sw := &sseWriter{w: w, rc: rc, keepalive: keepalive, record: func(msg []byte) {
+		s.record(c.num, wire.DirAgent, msg, 0, s.envelope(r, stream, http.StatusOK, nil))
+	}}
+	sw.run(st, r.Context().Done())
+}
+
+func (s *Server) disconnectGrace() time.Duration {
+	if s.opts.DisconnectGrace != 0 {
+		return s.opts.DisconnectGrace
+	}
+	return DefaultDisconnectGrace
+}
+
+// closeUnlessReopened tears the connection down when its connection
+// stream stays closed for grace: the client is gone.
+func (c *serveConn) closeUnlessReopened(grace time.Duration) {
+	if grace < 0 {
+		return
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-c.done:
+		return
+	case <-t.C:
+	}
+	c.conn.mu.Lock()
+	attached := c.conn.attached
+	c.conn.mu.Unlock()
+	if !attached {
+		c.close()
+	}
+}
+
+// serveDELETE ends a connection and its agent.
+func (s *Server) serveDELETE(w http.ResponseWriter, r *http.Request) {
+	connID := r.Header.Get(HeaderConnectionID)
+	if connID == "" {
+		s.answer(w, r, 0, http.StatusBadRequest, "missing Acp-Connection-Id header")
+		return
+	}
+	c := s.lookup(connID)
+	if c == nil {
+		s.answer(w, r, 0, http.StatusNotFound, "unknown Acp-Connection-Id "+connID)
+		return
+	}
+	c.close()
+	s.answer(w, r, c.num, http.StatusAccepted, "")
+}
+
+func isJSONMediaType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
+// acceptsEventStream reports whether an Accept header names SSE, as the
+// RFD requires (a bare "*/*" does not).
+func acceptsEventStream(accept string) bool {
+	for _, part := range strings.Split(accept, ",") {
+		mt, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+		switch strings.ToLower(strings.TrimSpace(mt)) {
+		case "text/event-stream":
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,93 @@
+package proxy
+
+import (
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/acpscope/acpscope/wire"
+	"github.com/gorilla/websocket"
+)
+
+// wsSink is the agent→client side of a WebSocket connection: the stdout
+// reader writes through it once the upgrade is done.
+type wsSink struct {
+	mu    sync.Mutex
+	ws    *websocket.Conn
+	ready chan struct{} // closed once ws is set, or the upgrade failed
+	after func(msg []byte)
+}
+
+var errWSNotOpen = errors.New("the WebSocket was never opened")
+
+func (k *wsSink) write(msg []byte) error {
+	<-k.ready
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.ws == nil {
+		return errWSNotOpen
+	}
+	if err := k.ws.WriteMessage(websocket.TextMessage, msg); err != nil {
+		return err
+	}
+	k.after(msg)
+	return nil
+}
+
+// serveWS runs a connection over WebSocket: a new agent, the 101 with
+// Acp-Connection-Id, then text messages both ways. Binary messages are
+// recorded and ignored, as the RFD says.
+func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
+	sink := &wsSink{ready: make(chan struct{})}
+	c, err := s.startConn(sink.write)
+	if err != nil {
+		s.answer(w, r, 0, http.StatusBadGateway, err.Error())
+		return
+	}
+	h := http.Header{}
+	h.Set(HeaderConnectionID, c.id)
+	setConnCookie(h, c.id)
+	ws, err := s.upgrader.Upgrade(w, r, h)
+	if err != nil {
+		close(sink.ready) // the upgrader has answered the client
+		c.close()
+		return
+	}
+	env := func() *wire.Envelope {
+		e := s.envelope(r, wire.StreamWebSocket, 0, nil)
+		e.ConnectionID = c.id
+		return e
+	}
+	sink.after = func(msg []byte) { s.record(c.num, wire.DirAgent, msg, 0, env()) }
+	e101 := s.envelope(r, wire.StreamHTTPControl, http.StatusSwitchingProtocols, h)
+	e101.ConnectionID = c.id
+	s.record(c.num, wire.DirAgent, nil, 0, e101)
+	sink.mu.Lock()
+	sink.ws = ws
+	sink.mu.Unlock()
+	close(sink.ready)
+
+	go func() { // closer: ends when the connection is torn down
+		<-c.done
+		ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, "agent exited"), time.Now().Add(wsControlWait))
+		ws.Close()
+	}()
+	defer c.close()
+	for {
+		mt, msg, err := ws.ReadMessage()
+		if err != nil {
+			return
+		}
+		if mt == websocket.BinaryMessage {
+			s.record(c.num, wire.DirClient, msg, wire.FlagBinary, env())
+			continue
+		}
+		s.record(c.num, wire.DirClient, msg, 0, env())
+		m := wire.Classify(msg)
+		c.noteClientMessage(&m)
+		if c.send(msg) != nil {
+			return
+		}
+	}
+}
