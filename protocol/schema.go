@@ -10,6 +10,8 @@ import (
 
 	"github.com/acpscope/acpscope/wire"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // SchemaValidator validates messages against an ACP JSON schema the user
@@ -169,34 +171,30 @@ func (v *SchemaValidator) validate(seq uint64, method, role, name string, raw []
 	return finding, true
 }
 
+var schemaPrinter = message.NewPrinter(language.English)
+
 // schemaPaths lists the leaf failures as "path: reason".
 func schemaPaths(verr *jsonschema.ValidationError) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, u := range verr.BasicOutput().Errors {
-		if u.Error == nil {
-			continue
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
 		}
-		msg := u.Error.String()
-		if strings.HasPrefix(msg, "validation failed") || strings.Contains(msg, "anyOf failed") || strings.Contains(msg, "allOf failed") {
-			continue
-		}
-		loc := u.InstanceLocation
-		if loc == "" {
-			loc = "/"
-		}
-		line := loc + ": " + msg
+		line := "/" + strings.Join(e.InstanceLocation, "/") + ": " + e.ErrorKind.LocalizedString(schemaPrinter)
 		if !seen[line] {
 			seen[line] = true
 			out = append(out, line)
 		}
 	}
+	walk(verr)
 	sort.Strings(out)
 	if len(out) > maxSchemaErrors {
 		out = append(out[:maxSchemaErrors], fmt.Sprintf("and %d more", len(out)-maxSchemaErrors))
-	}
-	if len(out) == 0 {
-		out = append(out, verr.Error())
 	}
 	return out
 }
