@@ -214,3 +214,26 @@ func TestReplayAsAgentServesDemoClient(t *testing.T) {
 		t.Errorf("client summary does not show full turns: %+v", sum)
 	}
 }
+
+func TestDiffTwoDemoRuns(t *testing.T) {
+	a := recordDemo(t, demo.AgentOptions{}, demo.ClientOptions{})
+	b := recordDemo(t, demo.AgentOptions{SessionScheme: demo.SchemeUUID}, demo.ClientOptions{})
+	if d := DiffConversations(a, b, CompareOptions{Ignore: Ignore(DefaultIgnore)}, false); !d.Same() {
+		var buf bytes.Buffer
+		d.WriteText(&buf, "a", "b")
+		t.Fatalf("two runs of the same demo differ:\n%s", buf.String())
+	}
+	c := recordDemo(t, demo.AgentOptions{Mutate: demo.MutateTitle}, demo.ClientOptions{})
+	d := DiffConversations(a, c, CompareOptions{Ignore: Ignore(DefaultIgnore)}, false)
+	var buf bytes.Buffer
+	d.WriteText(&buf, "a", "c")
+	if d.Same() {
+		t.Fatalf("a mutated run diffs the same:\n%s", buf.String())
+	}
+	if !strings.Contains(buf.String(), "title") || !strings.Contains(buf.String(), "latency") {
+		t.Errorf("diff does not name the title change or show latency:\n%s", buf.String())
+	}
+	if n := Mismatches(d.Entries); n > 3 {
+		t.Errorf("one mutation produced %d differing entries:\n%s", n, buf.String())
+	}
+}

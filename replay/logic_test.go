@@ -201,3 +201,31 @@ func TestMermaid(t *testing.T) {
 	}
 	golden(t, "mermaid-demo.txt", buf.Bytes())
 }
+
+func TestDiffConversationsGolden(t *testing.T) {
+	a := demoConv("s1", "end_turn", "Hel", "lo")
+	b := conv(
+		`c {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true}}}}`,
+		`a {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentInfo":{"name":"demo","version":"1.1"}}}`,
+		`c {"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`,
+		`a {"jsonrpc":"2.0","id":1,"result":{"sessionId":"other"}}`,
+		`c {"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"other","prompt":[{"type":"text","text":"hi"}]}}`,
+		chunk("other", "Hello"),
+		`a {"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}`,
+	)
+	d := DiffConversations(a, b, CompareOptions{Ignore: Ignore(DefaultIgnore)}, false)
+	if d.Same() {
+		t.Fatal("different conversations reported the same")
+	}
+	var text bytes.Buffer
+	d.WriteText(&text, "a.acpscope", "b.acpscope")
+	golden(t, "diff-text.txt", text.Bytes())
+	js, err := d.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "diff-json.json", append(js, '\n'))
+	if same := DiffConversations(a, a, CompareOptions{Ignore: Ignore(DefaultIgnore)}, false); !same.Same() {
+		t.Error("a conversation differs from itself")
+	}
+}

@@ -1,0 +1,172 @@
+package replay
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/acpscope/acpscope/wire"
+)
+
+// CaptureDiff compares two conversations (acpscope diff).
+type CaptureDiff struct {
+	Entries []Entry
+	// Meta lists differences in what the peers said about themselves in
+	// initialize: versions, capabilities, auth methods.
+	Meta []Change
+	// Latency compares per-method response times.
+	Latency []LatencyDelta
+}
+
+// LatencyDelta is one method's median latency on each side.
+type LatencyDelta struct {
+	Method string        `json:"method"`
+	A      time.Duration `json:"a"`
+	B      time.Duration `json:"b"`
+	CountA int           `json:"countA"`
+	CountB int           `json:"countB"`
+}
+
+// Same reports whether the two conversations match (latency aside).
+func (d *CaptureDiff) Same() bool { return Mismatches(d.Entries) == 0 && len(d.Meta) == 0 }
+
+// DiffConversations aligns a and b (both directions) and compares them.
+func DiffConversations(a, b []Message, opts CompareOptions, strict bool) *CaptureDiff {
+	a, b = Pair(Protocol(a)), Pair(Protocol(b))
+	if opts.Binder == nil {
+		opts.Binder, opts.Learn = NewBinder(), true
+	}
+	d := &CaptureDiff{Entries: Compare(Fold(a, strict), Fold(b, strict), opts)}
+	d.Meta = initializeChanges(a, b)
+	d.Latency = latencyDeltas(a, b)
+	return d
+}
+
+// initializeChanges compares the initialize exchange of each side.
+func initializeChanges(a, b []Message) []Change {
+	var out []Change
+	for _, dir := range []wire.Dir{wire.DirClient, wire.DirAgent} {
+		ma, mb := findInitialize(a, dir), findInitialize(b, dir)
+		prefix := "initialize request "
+		if dir == wire.DirAgent {
+			prefix = "initialize response "
+		}
+		switch {
+		case ma == nil && mb == nil:
+		case ma == nil:
+			out = append(out, Change{Path: prefix, Op: "added"})
+		case mb == nil:
+			out = append(out, Change{Path: prefix, Op: "removed"})
+		default:
+			for _, c := range DiffJSON(ma.Body, mb.Body, Ignore{"id", "jsonrpc", "**._meta", "**._meta.**"}, nil) {
+				c.Path = prefix + c.Path
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+func findInitialize(msgs []Message, dir wire.Dir) *Message {
+	for i := range msgs {
+		if msgs[i].Method == "initialize" && msgs[i].Dir == dir {
+			return &msgs[i]
+		}
+	}
+	return nil
+}
+
+// latencyDeltas lists, per method answered on either side, the median
+// latency of each.
+func latencyDeltas(a, b []Message) []LatencyDelta {
+	la, lb := latencies(a), latencies(b)
+	methods := map[string]bool{}
+	for m := range la {
+		methods[m] = true
+	}
+	for m := range lb {
+		methods[m] = true
+	}
+	var out []LatencyDelta
+	for m := range methods {
+		out = append(out, LatencyDelta{Method: m, A: median(la[m]), B: median(lb[m]), CountA: len(la[m]), CountB: len(lb[m])})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Method < out[j].Method })
+	return out
+}
+
+func latencies(msgs []Message) map[string][]time.Duration {
+	out := map[string][]time.Duration{}
+	for _, m := range msgs {
+		if m.IsResponse() && m.Peer >= 0 {
+			out[m.Method] = append(out[m.Method], m.Latency)
+		}
+	}
+	return out
+}
+
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+// WriteText prints the diff for people.
+func (d *CaptureDiff) WriteText(w io.Writer, nameA, nameB string) {
+	fmt.Fprintf(w, "--- %s\n+++ %s\n", nameA, nameB)
+	if len(d.Meta) > 0 {
+		fmt.Fprintln(w, "metadata:")
+		for _, c := range d.Meta {
+			fmt.Fprintf(w, "      %s\n", c)
+		}
+	}
+	fmt.Fprintln(w, "messages:")
+	WriteEntries(w, d.Entries, "A", "B")
+	if len(d.Latency) > 0 {
+		fmt.Fprintln(w, "latency (median per method, A → B):")
+		for _, l := range d.Latency {
+			fmt.Fprintf(w, "      %-28s %10s → %-10s %s  (%d/%d)\n", l.Method, fmtLatency(l.A, l.CountA), fmtLatency(l.B, l.CountB), delta(l), l.CountA, l.CountB)
+		}
+	}
+}
+
+func fmtLatency(d time.Duration, n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return d.Round(100 * time.Microsecond).String()
+}
+
+func delta(l LatencyDelta) string {
+	if l.CountA == 0 || l.CountB == 0 {
+		return ""
+	}
+	d := (l.B - l.A).Round(100 * time.Microsecond)
+	if d >= 0 {
+		return "+" + d.String()
+	}
+	return d.String()
+}
+
+// MarshalJSON gives --json its shape: same, entries that differ,
+// metadata changes and latency.
+func (d *CaptureDiff) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Same    bool           `json:"same"`
+		Entries []JSONEntry    `json:"entries"`
+		Meta    []Change       `json:"meta"`
+		Latency []LatencyDelta `json:"latency"`
+	}{d.Same(), JSONEntries(d.Entries), nonNil(d.Meta), d.Latency})
+}
+
+func nonNil(c []Change) []Change {
+	if c == nil {
+		return []Change{}
+	}
+	return c
+}
