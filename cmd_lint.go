@@ -1,0 +1,243 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/protocol"
+	flag "github.com/spf13/pflag"
+)
+
+func init() {
+	register(&command{
+		name:    "lint",
+		usage:   "[flags] CAPTURE",
+		summary: "check a capture against JSON-RPC 2.0, the stdio and HTTP transports and the ACP lifecycle",
+		example: `  acpscope lint latest                       findings as text; exit 1 when any is an error
+  acpscope lint --min-severity warning cap.db  hide info findings
+  acpscope lint --session sess_abc --format json cap.db | jq .
+  acpscope lint --schema schema/v1/schema.json cap.db   also validate against the ACP schema
+  acpscope lint --rules                        list every rule`,
+		setup: func(fs *flag.FlagSet) {
+			fs.String("session", "", "only findings about this ACP session's messages")
+			fs.String("format", "text", "output format: text or json")
+			fs.String("min-severity", "info", "hide findings below this severity: info, warning or error")
+			fs.String("schema", "", "also validate each message against this ACP JSON schema file")
+			fs.Bool("rules", false, "list the rules and exit")
+			fs.Bool("no-save", false, "do not store the findings in the capture")
+			fs.String("dir", "", "capture directory used to resolve names (default $ACPSCOPE_DIR or ~/.local/state/acpscope/captures)")
+		},
+		run: runLint,
+	})
+}
+
+type lintFlags struct {
+	session, format, schema string
+	min                     protocol.Severity
+	rules, noSave           bool
+}
+
+func readLintFlags(fs *flag.FlagSet) (lintFlags, error) {
+	var f lintFlags
+	f.session, _ = fs.GetString("session")
+	f.format, _ = fs.GetString("format")
+	f.schema, _ = fs.GetString("schema")
+	f.rules, _ = fs.GetBool("rules")
+	f.noSave, _ = fs.GetBool("no-save")
+	if f.format != "text" && f.format != "json" {
+		return f, usageErrorf("--format must be text or json, got %q", f.format)
+	}
+	min, _ := fs.GetString("min-severity")
+	sev, err := protocol.ParseSeverity(min)
+	if err != nil {
+		return f, usageErrorf("--min-severity: %v", err)
+	}
+	f.min = sev
+	return f, nil
+}
+
+func runLint(fs *flag.FlagSet, args []string) (int, error) {
+	f, err := readLintFlags(fs)
+	if err != nil {
+		return 2, err
+	}
+	if f.rules {
+		return 0, printRules(os.Stdout, f.format)
+	}
+	if len(args) != 1 {
+		return 2, usageErrorf("expected one CAPTURE, got %d arguments", len(args))
+	}
+	opts := protocol.LintOptions{MinSeverity: f.min}
+	if f.schema != "" {
+		if opts.Schema, err = protocol.NewSchemaValidator(f.schema); err != nil {
+			return 2, usageErrorf("--schema: %v", err)
+		}
+	}
+	path, err := lintCapturePath(fs, args[0])
+	if err != nil {
+		return 1, err
+	}
+	msgs, sessions, finished, err := loadLintMsgs(path)
+	if err != nil {
+		return 1, err
+	}
+	opts.Finished = finished
+	all := protocol.Lint(msgs, protocol.LintOptions{Finished: finished, Schema: opts.Schema})
+	if !f.noSave {
+		if err := capture.SaveFindings(path, toCaptureFindings(all)); err != nil {
+			fmt.Fprintf(os.Stderr, "acpscope lint: findings not stored in the capture: %v\n", err)
+		}
+	}
+	shown := filterFindings(all, f.min, f.session, sessions)
+	if err := printFindings(os.Stdout, f.format, shown); err != nil {
+		return 1, err
+	}
+	for _, fd := range shown {
+		if fd.Severity == protocol.Error {
+			return 1, nil
+		}
+	}
+	return 0, nil
+}
+
+// lintCapturePath takes an existing file as it is, else resolves a name
+// (a file in the capture directory, a prefix, "latest").
+func lintCapturePath(fs *flag.FlagSet, name string) (string, error) {
+	if st, err := os.Stat(name); err == nil && !st.IsDir() {
+		return name, nil
+	}
+	dir, _ := fs.GetString("dir")
+	if dir == "" {
+		var err error
+		if dir, err = capture.DefaultDir(); err != nil {
+			return "", err
+		}
+	}
+	return capture.Resolve(dir, name)
+}
+
+// loadLintMsgs reads every record of a finished capture with its bytes.
+// It returns each record's session too, for --session.
+func loadLintMsgs(path string) (msgs []protocol.Msg, sessions map[uint64]string, finished bool, err error) {
+	r, err := capture.Open(path)
+	if errors.Is(err, capture.ErrLive) {
+		return nil, nil, false, fmt.Errorf("%w: lint it once the proxy has ended", err)
+	}
+	if err != nil {
+		return nil, nil, false, err
+	}
+	defer r.Close()
+	sessions = map[uint64]string{}
+	var bodyErr error
+	scanErr := r.Scan(1, func(rec *capture.Record) bool {
+		m := recordMsg(rec)
+		if rec.Session != "" {
+			sessions[rec.Seq] = rec.Session
+		}
+		if m.Body, bodyErr = r.Body(rec.Seq); bodyErr != nil {
+			bodyErr = fmt.Errorf("reading record %d: %w", rec.Seq, bodyErr)
+			return false
+		}
+		msgs = append(msgs, m)
+		return true
+	})
+	if err := errors.Join(scanErr, bodyErr); err != nil {
+		return nil, nil, false, err
+	}
+	return msgs, sessions, !r.Meta().End.IsZero(), nil
+}
+
+// recordMsg converts a capture record to what protocol reads.
+func recordMsg(rec *capture.Record) protocol.Msg {
+	return protocol.Msg{Seq: rec.Seq, Time: rec.Time, Dir: rec.Dir, Kind: rec.Kind, Flags: rec.Flags, ID: rec.ID,
+		Method: rec.Method, Session: rec.Session, Parent: rec.Parent, Body: rec.Body, HTTP: rec.HTTP}
+}
+
+func toCaptureFindings(fs []protocol.Finding) []capture.Finding {
+	out := make([]capture.Finding, len(fs))
+	for i, f := range fs {
+		out[i] = capture.Finding{Rule: f.Rule, Severity: f.Severity.String(), Message: f.Message, Seqs: f.Seqs, Ref: f.Ref}
+	}
+	return out
+}
+
+// filterFindings keeps findings at or above min and, with a session,
+// those naming at least one of that session's records.
+func filterFindings(fs []protocol.Finding, min protocol.Severity, session string, sessions map[uint64]string) []protocol.Finding {
+	var out []protocol.Finding
+	for _, f := range fs {
+		if f.Severity < min {
+			continue
+		}
+		if session != "" && !findingInSession(f, session, sessions) {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func findingInSession(f protocol.Finding, session string, sessions map[uint64]string) bool {
+	for _, s := range f.Seqs {
+		if sessions[s] == session {
+			return true
+		}
+	}
+	return false
+}
+
+func printFindings(w io.Writer, format string, fs []protocol.Finding) error {
+	if format == "json" {
+		if fs == nil {
+			fs = []protocol.Finding{}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(fs)
+	}
+	sorted := append([]protocol.Finding(nil), fs...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		if sorted[i].Severity != sorted[j].Severity {
+			return sorted[i].Severity > sorted[j].Severity
+		}
+		return sorted[i].Rule < sorted[j].Rule
+	})
+	counts := map[protocol.Severity]int{}
+	for _, f := range sorted {
+		counts[f.Severity]++
+		if _, err := fmt.Fprintf(w, "%-7s %s seq=%s %s (%s)\n", strings.ToUpper(f.Severity.String()), f.Rule, seqList(f.Seqs), f.Message, f.Ref); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(w, "%d errors, %d warnings, %d info\n", counts[protocol.Error], counts[protocol.Warning], counts[protocol.Info])
+	return err
+}
+
+func seqList(seqs []uint64) string {
+	parts := make([]string, len(seqs))
+	for i, s := range seqs {
+		parts[i] = fmt.Sprint(s)
+	}
+	return strings.Join(parts, ",")
+}
+
+func printRules(w io.Writer, format string) error {
+	rules := protocol.Rules()
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rules)
+	}
+	for _, r := range rules {
+		if _, err := fmt.Fprintf(w, "%-32s %-7s %s (%s)\n", r.ID, r.Severity, r.Description, r.Ref); err != nil {
+			return err
+		}
+	}
+	return nil
+}
