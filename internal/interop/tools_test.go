@@ -1,0 +1,124 @@
+package interop
+
+// Building and installing the peers, once per test process.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// tsSDKVersion pins the TypeScript SDK (testdata/ts/package.json says the same).
+const tsSDKVersion = "2.4.0"
+
+var (
+	toolsOnce sync.Once
+	toolsDir  string // binaries built for this test process
+	toolsErr  error
+	tools     struct{ acpscope, goAgent, goClient string }
+
+	npmOnce sync.Once
+	npmDir  string // where the TypeScript peers and their node_modules live
+	npmSkip string // why the TypeScript peers cannot run, if they cannot
+)
+
+func cleanupTools() {
+	if toolsDir != "" {
+		_ = os.RemoveAll(toolsDir)
+	}
+}
+
+// goTools builds acpscope and the Go SDK's example agent and client.
+func goTools(t *testing.T) {
+	t.Helper()
+	toolsOnce.Do(func() {
+		toolsDir, toolsErr = os.MkdirTemp("", "acpscope-interop-")
+		if toolsErr != nil {
+			return
+		}
+		tools.acpscope = filepath.Join(toolsDir, "acpscope")
+		tools.goAgent = filepath.Join(toolsDir, "go-sdk-agent")
+		tools.goClient = filepath.Join(toolsDir, "go-sdk-client")
+		for _, b := range []struct{ out, pkg string }{
+			{tools.acpscope, "github.com/acpscope/acpscope"},
+			// The SDK's examples are package main programs inside a module
+			// we require, so they build from the module cache as is.
+			{tools.goAgent, "github.com/coder/acp-go-sdk/example/agent"},
+			{tools.goClient, "github.com/coder/acp-go-sdk/example/client"},
+		} {
+			out, err := exec.Command("go", "build", "-o", b.out, b.pkg).CombinedOutput()
+			if err != nil {
+				toolsErr = fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
+				return
+			}
+		}
+	})
+	if toolsErr != nil {
+		t.Fatal(toolsErr)
+	}
+	requireStdioProxy(t)
+}
+
+// requireStdioProxy skips when main has no stdio proxy command yet
+// (`acpscope [flags] -- AGENT` with --capture), rather than failing
+// every case for a reason that is not theirs.
+func requireStdioProxy(t *testing.T) {
+	t.Helper()
+	out, _ := exec.Command(tools.acpscope, "help", "stdio").CombinedOutput()
+	if !strings.Contains(string(out), "--capture") {
+		t.Skipf("acpscope has no stdio proxy command with --capture yet ('acpscope help stdio' said %q)", out)
+	}
+}
+
+// tsPeers installs the TypeScript SDK (once, into a cache directory
+// reused across runs) beside copies of testdata/ts/*.mjs, or skips.
+func tsPeers(t *testing.T) string {
+	t.Helper()
+	npmOnce.Do(func() { npmDir, npmSkip = installTS() })
+	if npmSkip != "" {
+		t.Skip(npmSkip)
+	}
+	return npmDir
+}
+
+func installTS() (dir, skip string) {
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return "", "TypeScript interop skipped: " + tool + " is not installed"
+		}
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir = filepath.Join(cache, "acpscope-interop", "ts-sdk-"+tsSDKVersion)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "TypeScript interop skipped: " + err.Error()
+	}
+	for _, name := range []string{"package.json", "agent.mjs", "client.mjs"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "ts", name))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, name), b, 0o644)
+		}
+		if err != nil {
+			return "", "TypeScript interop skipped: " + err.Error()
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk", "package.json")); err == nil {
+		return dir, ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Sprintf("TypeScript interop skipped: npm install @agentclientprotocol/sdk@%s failed (offline?): %v\n%s", tsSDKVersion, err, out)
+	}
+	return dir, ""
+}
