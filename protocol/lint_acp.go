@@ -65,37 +65,39 @@ func (l *linter) acpMessage(u unit) {
 		a.early = append(a.early, u.Seq)
 	}
 	l.methodChecks(u)
-	p := object(u.params())
+	// sessionId comes from classification; params are decoded whole only
+	// for the prompt, whose content blocks are checked.
+	sid := u.Session
 	switch u.Method {
 	case "session/update":
-		l.sessionMessage(u, str(p, "sessionId"))
-		l.updateChecks(u, p)
+		l.sessionMessage(u, sid)
+		l.updateChecks(u)
 	case "session/prompt":
-		l.sessionMessage(u, str(p, "sessionId"))
-		l.promptContent(u, p)
-		a.prompts[str(p, "sessionId")] = &promptRun{seq: u.Seq}
+		l.sessionMessage(u, sid)
+		l.promptContent(u, object(u.params()))
+		a.prompts[sid] = &promptRun{seq: u.Seq}
 	case "session/cancel":
-		l.sessionMessage(u, str(p, "sessionId"))
-		l.cancel(u, str(p, "sessionId"))
+		l.sessionMessage(u, sid)
+		l.cancel(u, sid)
 	case "session/request_permission":
-		l.sessionMessage(u, str(p, "sessionId"))
-		a.perms[pendingKey{u.Dir, idKey(u.ID)}] = &permRun{seq: u.Seq, session: str(p, "sessionId")}
+		l.sessionMessage(u, sid)
+		a.perms[pendingKey{u.Dir, idKey(u.ID)}] = &permRun{seq: u.Seq, session: sid}
 	case "session/load", "session/resume":
-		if id := str(p, "sessionId"); id != "" {
-			a.sessions[id] = true
+		if sid != "" {
+			a.sessions[sid] = true
 		}
 	case "session/new", "session/fork":
 		if u.Kind == wire.KindRequest {
 			a.newPending++
 		}
 		if u.Method == "session/fork" {
-			l.sessionMessage(u, str(p, "sessionId"))
+			l.sessionMessage(u, sid)
 		}
 	case "$/cancel_request":
-		l.cancelRequest(u, p)
+		l.cancelRequest(u)
 	default:
 		if m, ok := Lookup(u.Method); ok && m.SessionScoped {
-			l.sessionMessage(u, str(p, "sessionId"))
+			l.sessionMessage(u, sid)
 		}
 		if strings.HasPrefix(u.Method, "fs/") || strings.HasPrefix(u.Method, "terminal/") {
 			l.clientCapability(u)
@@ -167,13 +169,29 @@ func (l *linter) sessionMessage(u unit, id string) {
 	}
 }
 
-func (l *linter) updateChecks(u unit, p map[string]any) {
-	upd := obj(p, "update")
-	kind, ok := upd["sessionUpdate"].(string)
+func (l *linter) updateChecks(u unit) {
+	var upd map[string]any
+	raw := wire.Value(u.params(), "update")
+	kindRaw := []byte(nil)
+	if len(raw) > 0 && raw[0] == '{' {
+		kindRaw = wire.Value(raw, "sessionUpdate")
+	}
+	kind, ok := "", len(kindRaw) > 0 && kindRaw[0] == '"'
+	if ok {
+		kind = wire.StringMember(raw, "sessionUpdate")
+	}
+	if kind == "state_update" {
+		upd = object(raw)
+	}
 	switch {
 	case !ok:
 		l.report("acp/update-discriminator", []uint64{u.Seq}, "session/update has no update.sessionUpdate (update.kind is not the discriminator)")
 	case strings.HasPrefix(kind, "_"):
+	case kind == "state_update":
+		// v2: the turn ends with state "idle" and its stopReason.
+		if reason, ok := upd["stopReason"].(string); ok && !IsStopReason(reason) {
+			l.report("acp/stop-reason", []uint64{u.Seq}, "state_update stopReason %q is not one of %s", reason, strings.Join(StopReasons, ", "))
+		}
 	default:
 		if _, known := LookupUpdate(kind); !known {
 			l.report("acp/unknown-update", []uint64{u.Seq}, "unknown session/update variant %q", kind)
@@ -233,7 +251,7 @@ func (l *linter) cancel(u unit, session string) {
 	}
 }
 
-func (l *linter) cancelRequest(u unit, p map[string]any) {
+func (l *linter) cancelRequest(u unit) {
 	raw := wire.Value(u.params(), "requestId")
 	if raw == nil {
 		l.report("acp/cancel-request-target", []uint64{u.Seq}, "$/cancel_request has no requestId")
@@ -253,7 +271,12 @@ func (l *linter) cancelRequest(u unit, p map[string]any) {
 // acpResponse checks a response against the request it answers.
 func (l *linter) acpResponse(req, u unit) {
 	a := &l.acp
-	res := object(u.result())
+	// Only a few results are read; fs and terminal results can be large.
+	var res map[string]any
+	switch req.Method {
+	case "initialize", "session/new", "session/fork", "session/prompt", "session/request_permission":
+		res = object(u.result())
+	}
 	switch req.Method {
 	case "initialize":
 		a.initialized = true

@@ -62,7 +62,7 @@ func (l *linter) rpcShape(u unit) {
 		}
 		l.report("jsonrpc/version", seq, `"jsonrpc" is %s, want "2.0"`, short(got))
 	}
-	if (u.Kind == wire.KindRequest || u.Kind == wire.KindNotification) && isJSONObject(u.Body) {
+	if u.Kind == wire.KindRequest || u.Kind == wire.KindNotification {
 		if m := wire.Value(bytes.TrimSpace(u.Body), "method"); len(m) > 0 && m[0] != '"' {
 			l.report("jsonrpc/invalid-message", seq, `"method" is %s, not a string`, short(string(m)))
 		}

@@ -119,7 +119,12 @@ func (b *builder) request(u unit) {
 }
 
 func (b *builder) response(req pendingReq, u unit) {
-	res := object(u.result())
+	// Only a few results are read whole; fs and terminal results can be large.
+	var res map[string]any
+	switch req.u.Method {
+	case "initialize", "session/new", "session/fork", "session/prompt", "session/request_permission", "terminal/create", "terminal/wait_for_exit":
+		res = object(u.result())
+	}
 	errMsg := ""
 	if u.Kind == wire.KindError {
 		errMsg = str(object(wire.Value(u.Body, "error")), "message")
@@ -215,6 +220,8 @@ func (b *builder) update(u unit, s *Session, upd map[string]any, raw []byte) {
 		}
 		s.Plan, s.Plans = plan, append(s.Plans, plan)
 		s.add(&Item{Kind: ItemPlan, Seqs: []uint64{u.Seq}, Plan: plan})
+	case "state_update":
+		b.stateUpdate(u, s, upd, raw)
 	default:
 		it := &Item{Kind: ItemInfo, Seqs: []uint64{u.Seq}, Update: kind, Raw: json.RawMessage(raw)}
 		if _, known := LookupUpdate(kind); !known {
@@ -376,11 +383,11 @@ func callSummary(method string, p map[string]any) string {
 func resultSummary(method string, res map[string]any, raw []byte) string {
 	switch method {
 	case "fs/read_text_file":
-		return fmt.Sprintf("%d chars", len(str(res, "content")))
+		return fmt.Sprintf("%d bytes of JSON text", max(len(wire.Value(raw, "content"))-2, 0))
 	case "terminal/create":
 		return "terminal " + str(res, "terminalId")
 	case "terminal/output":
-		return fmt.Sprintf("%d chars of output", len(str(res, "output")))
+		return fmt.Sprintf("%d bytes of JSON output", max(len(wire.Value(raw, "output"))-2, 0))
 	case "terminal/wait_for_exit":
 		return "exit " + numberText(res["exitCode"]) + str(res, "signal")
 	}
@@ -421,4 +428,23 @@ func infoSummary(s *Session, kind string, upd map[string]any) string {
 		return "session/update without update.sessionUpdate"
 	}
 	return kind
+}
+
+// stateUpdate handles the v2 draft's turn state: "idle" ends the running
+// prompt turn with its stopReason (v2 prompts only acknowledge).
+func (b *builder) stateUpdate(u unit, s *Session, upd map[string]any, raw []byte) {
+	state := str(upd, "state")
+	it := &Item{Kind: ItemInfo, Seqs: []uint64{u.Seq}, Update: "state_update", Raw: json.RawMessage(raw), Summary: "state " + state}
+	if reason := str(upd, "stopReason"); reason != "" {
+		it.Summary += " (" + reason + ")"
+	}
+	s.add(it)
+	t := s.current()
+	if state != "idle" || t.PromptSeq == 0 || t.StopReason != "" {
+		return
+	}
+	t.StopReason, t.EndSeq = str(upd, "stopReason"), u.Seq
+	if e := obj(upd, "error"); e != nil {
+		t.Error = str(e, "message")
+	}
 }

@@ -149,3 +149,37 @@ func TestTranscriptShapes(t *testing.T) {
 	}
 	golden(t, "shapes.transcript.md", buf.Bytes())
 }
+
+// TestTranscriptV2 decodes by the negotiated version: under the v2 draft
+// the prompt response only acknowledges and state_update ends the turn.
+func TestTranscriptV2(t *testing.T) {
+	upd := func(u string) string {
+		return `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s2","update":` + u + `}}`
+	}
+	msgs := lines(t,
+		"client", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2}}`,
+		"agent", `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":2}}`,
+		"client", `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/"}}`,
+		"agent", `{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s2"}}`,
+		"client", `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s2","prompt":[{"type":"text","text":"go"}]}}`,
+		"agent", `{"jsonrpc":"2.0","id":2,"result":{}}`,
+		"agent", upd(`{"sessionUpdate":"state_update","state":"running"}`),
+		"agent", upd(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"done"}}`),
+		"agent", upd(`{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn"}`),
+	)
+	tr := BuildTranscript(msgs)
+	if tr.Version != 2 {
+		t.Fatalf("version %d", tr.Version)
+	}
+	turn := tr.Sessions[0].Turns[len(tr.Sessions[0].Turns)-1]
+	if turn.StopReason != "end_turn" || turn.EndSeq != 9 {
+		t.Errorf("turn ended %q at %d, want end_turn at 9", turn.StopReason, turn.EndSeq)
+	}
+	if got := withRule(Lint(msgs, LintOptions{Finished: true}), "acp/stop-reason"); len(got) != 0 {
+		t.Errorf("v2 prompt acknowledgement judged as a v1 result: %s", dump(got))
+	}
+	msgs = append(msgs, FromLine(10, 2, []byte(upd(`{"sessionUpdate":"state_update","state":"idle","stopReason":"finished"}`))))
+	if got := withRule(Lint(msgs, LintOptions{Finished: true}), "acp/stop-reason"); len(got) != 1 || got[0].Seqs[0] != 10 {
+		t.Errorf("v2 state_update stop reason not checked: %s", dump(got))
+	}
+}

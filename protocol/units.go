@@ -1,6 +1,8 @@
 package protocol
 
 import (
+	"bytes"
+
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -86,4 +88,21 @@ func firstByte(b []byte) byte {
 		return c
 	}
 	return 0
+}
+
+// params and result read a member of a unit's object without validating
+// it again: Classify already did, for every protocol kind.
+func (u *unit) params() []byte { return u.member("params") }
+
+func (u *unit) result() []byte { return u.member("result") }
+
+func (u *unit) member(key string) []byte {
+	if !u.Kind.IsProtocol() || u.Kind == wire.KindBatch {
+		return u.Msg.member(key)
+	}
+	b := bytes.TrimSpace(u.Body)
+	if len(b) == 0 || b[0] != '{' {
+		return nil
+	}
+	return wire.Value(b, key)
 }
