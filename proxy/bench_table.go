@@ -1,0 +1,151 @@
+package proxy
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Print writes the report as one table, each value followed by its ratio
+// to the minimal forwarder (b), then the targets and whether they hold.
+func (r *BenchReport) Print(w io.Writer) {
+	c := r.Config
+	base := r.row("b")
+	fmt.Fprintf(w, "round trips: %d × %d B; msgs: %d × %d B lines; big: %d × %d B lines; RSS: one %d B line\n",
+		c.RTTCount, c.MsgSize, c.MsgCount, c.MsgSize, c.BigCount, c.BigSize, c.RSSSize)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "setup\tRTT p50\tRTT p99\tRTT p99.9\tmsgs/s\tMB/s\twire loss\tcapture loss\tpeak RSS\tRSS (big line)\t")
+	for _, row := range r.Rows {
+		if row.Err != nil {
+			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\t\t\t\n", row.Name, "error: "+row.Err.Error())
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", row.Name,
+			durRatio(row.RTT.P50, baseDur(base, func(b *BenchRow) time.Duration { return b.RTT.P50 })),
+			durRatio(row.RTT.P99, baseDur(base, func(b *BenchRow) time.Duration { return b.RTT.P99 })),
+			durRatio(row.RTT.P999, baseDur(base, func(b *BenchRow) time.Duration { return b.RTT.P999 })),
+			rateRatio(row.MsgsPerS, baseRate(base, func(b *BenchRow) float64 { return b.MsgsPerS }), "%.0fk", 1e-3),
+			rateRatio(row.MBPerS, baseRate(base, func(b *BenchRow) float64 { return b.MBPerS }), "%.0f", 1),
+			row.Loss, captureLoss(row), mib(row.PeakRSS), mib(row.RSSLine))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "(c) is: bash -c '%s' bash AGENT…\n", r.Tee)
+	for _, row := range r.Rows {
+		if row.CaptureNote != "" {
+			fmt.Fprintf(w, "%s: %s\n", row.Name, row.CaptureNote)
+		}
+	}
+	r.printTargets(w)
+}
+
+// printTargets checks issue 2's targets, as ratios within this run.
+func (r *BenchReport) printTargets(w io.Writer) {
+	b, d, c := r.row("b"), r.row("d"), r.row("c")
+	if b == nil || d == nil || b.Err != nil || d.Err != nil {
+		return
+	}
+	check := func(ok bool, format string, args ...any) {
+		mark := "ok  "
+		if !ok {
+			mark = "MISS"
+		}
+		fmt.Fprintf(w, "  %s "+format+"\n", append([]any{mark}, args...)...)
+	}
+	ratio := func(x, y float64) float64 {
+		if y == 0 {
+			return 0
+		}
+		return x / y
+	}
+	fmt.Fprintln(w, "targets (d) against (b):")
+	p50 := ratio(float64(d.RTT.P50), float64(b.RTT.P50))
+	p99 := ratio(float64(d.RTT.P99), float64(b.RTT.P99))
+	check(p50 <= 1.25, "RTT p50 %.2f× ≤ 1.25×", p50)
+	check(p99 <= 1.5, "RTT p99 %.2f× ≤ 1.5×", p99)
+	check(d.Loss == 0 && d.CaptureLoss == 0 && d.MsgsPerS >= 500e3, "zero loss at ≥ 500k msgs/s: %.0fk msgs/s, wire loss %d, capture loss %s", d.MsgsPerS/1e3, d.Loss, captureLoss(d))
+	check(d.Loss == 0 && d.CaptureLoss == 0 && d.MBPerS >= 250, "zero loss at ≥ 250 MB/s of %d B lines: %.0f MB/s", r.Config.BigSize, d.MBPerS)
+	fm, fb := ratio(d.MsgsPerS, b.MsgsPerS), ratio(d.MBPerS, b.MBPerS)
+	check(fm >= 0.8 && fb >= 0.8, "forwarding ≥ 0.8× the forwarder: %.2f× msgs/s, %.2f× MB/s", fm, fb)
+	if r.Config.RSSSize > 0 {
+		limit := int64(64<<20) + 2*int64(r.Config.RSSSize)
+		check(d.RSSLine > 0 && d.RSSLine <= limit, "peak RSS with a %s line %s ≤ 64 MiB + 2 × line = %s", mib(int64(r.Config.RSSSize)), mib(d.RSSLine), mib(limit))
+	}
+	if c != nil && c.Err == nil {
+		tm, tb := ratio(d.MsgsPerS, c.MsgsPerS), ratio(d.MBPerS, c.MBPerS)
+		check(tm >= 5 && tb >= 5, "≥ 5× the tee pipeline: %.1f× msgs/s, %.1f× MB/s", tm, tb)
+	}
+}
+
+func (r *BenchReport) row(key string) *BenchRow {
+	for _, row := range r.Rows {
+		if row.Key == key {
+			return row
+		}
+	}
+	return nil
+}
+
+func baseDur(base *BenchRow, f func(*BenchRow) time.Duration) time.Duration {
+	if base == nil || base.Err != nil {
+		return 0
+	}
+	return f(base)
+}
+
+func baseRate(base *BenchRow, f func(*BenchRow) float64) float64 {
+	if base == nil || base.Err != nil {
+		return 0
+	}
+	return f(base)
+}
+
+func durRatio(d, base time.Duration) string {
+	if d == 0 {
+		return "—"
+	}
+	s := roundDur(d).String()
+	if base > 0 {
+		s += fmt.Sprintf(" (%.2f×)", float64(d)/float64(base))
+	}
+	return s
+}
+
+func roundDur(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	case d >= 10*time.Microsecond:
+		return d.Round(100 * time.Nanosecond)
+	}
+	return d.Round(10 * time.Nanosecond)
+}
+
+func rateRatio(v, base float64, format string, scale float64) string {
+	if v == 0 {
+		return "—"
+	}
+	s := fmt.Sprintf(format, v*scale)
+	if base > 0 {
+		s += fmt.Sprintf(" (%.2f×)", v/base)
+	}
+	return s
+}
+
+func captureLoss(row *BenchRow) string {
+	if row.CaptureLoss < 0 {
+		if row.Key == "d" {
+			return "?"
+		}
+		return "—"
+	}
+	return fmt.Sprint(row.CaptureLoss)
+}
+
+func mib(n int64) string {
+	if n <= 0 {
+		return "—"
+	}
+	return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/(1<<20)), ".0") + " MiB"
+}

@@ -1,0 +1,154 @@
+package proxy
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// benchConfig runs (d) as this test binary re-executed as the proxy
+// (see runPeer), with a real capture.Writer and fsync on.
+func benchConfig(tb testing.TB) BenchConfig {
+	exe, err := os.Executable()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return BenchConfig{
+		Agent: agentArgv(),
+		Proxy: func(path string, agent []string) *exec.Cmd {
+			cmd := exec.Command(exe, agent...)
+			cmd.Env = append(os.Environ(), peerEnv+"=proxy", peerCaptureEnv+"="+path)
+			return cmd
+		},
+		Dir: tb.TempDir(),
+	}.withDefaults()
+}
+
+// BenchmarkStdio measures each setup on each workload: round trips
+// (b.N pairs of 200 B), 200 B lines (b.N of them, agent to client), 10 MB
+// lines (b.N of them) and, for setups with a middle process, the peak RSS
+// while forwarding one 100 MiB line.
+func BenchmarkStdio(b *testing.B) {
+	cfg := benchConfig(b)
+	setups, err := benchSetups(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, s := range setups {
+		b.Run(s.key+"/rtt", func(b *testing.B) { benchRTT(b, s, cfg.MsgSize) })
+		b.Run(s.key+"/msgs", func(b *testing.B) { benchBurst(b, s, cfg.MsgSize) })
+		b.Run(s.key+"/10MB", func(b *testing.B) { benchBurst(b, s, 10_000_000) })
+		if s.middle {
+			b.Run(s.key+"/rss100MiB", func(b *testing.B) { benchRSS(b, s) })
+		}
+	}
+}
+
+func benchRTT(b *testing.B, s *benchSetup, size int) {
+	m, err := s.run(b.Context(), "rtt", "echo")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	p, err := measureRTT(m, b.N, size)
+	b.StopTimer()
+	if err = m.finish(err); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(p.P50.Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(p.P99.Nanoseconds()), "p99-ns")
+	b.ReportMetric(float64(p.P999.Nanoseconds()), "p99.9-ns")
+	reportRun(b, m)
+}
+
+func benchBurst(b *testing.B, s *benchSetup, size int) {
+	row := &BenchRow{CaptureLoss: -1}
+	var rate float64
+	lost, err := s.burst(b.Context(), "burst", b.N, size, func(n int64, d time.Duration) {
+		rate = float64(n) / d.Seconds()
+	}, row)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(rate, "msgs/s")
+	b.ReportMetric(rate*float64(size)/1e6, "MB/s")
+	b.ReportMetric(float64(lost), "wire-loss")
+	reportRow(b, row)
+}
+
+func benchRSS(b *testing.B, s *benchSetup) {
+	row := &BenchRow{CaptureLoss: -1}
+	for range b.N {
+		if _, err := s.burst(b.Context(), "rss", 1, 100<<20, func(int64, time.Duration) {}, row); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportRow(b, row)
+}
+
+func reportRun(b *testing.B, m *benchRun) {
+	row := &BenchRow{CaptureLoss: -1}
+	row.note(m)
+	reportRow(b, row)
+}
+
+func reportRow(b *testing.B, row *BenchRow) {
+	if row.PeakRSS > 0 {
+		b.ReportMetric(float64(row.PeakRSS)/(1<<20), "peak-RSS-MiB")
+	}
+	if row.CaptureLoss >= 0 {
+		b.ReportMetric(float64(row.CaptureLoss), "capture-loss")
+	}
+	if row.CaptureNote != "" {
+		b.Log(row.CaptureNote)
+	}
+}
+
+// BenchmarkStdioTable runs the whole comparison once, at reduced sizes,
+// and logs the table with ratios against the minimal forwarder.
+func BenchmarkStdioTable(b *testing.B) {
+	cfg := benchConfig(b)
+	cfg.RTTCount, cfg.MsgCount, cfg.BigCount = 5000, 200000, 5
+	for range b.N {
+		rep, err := Bench(b.Context(), cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var sb strings.Builder
+		rep.Print(&sb)
+		b.Log("\n" + sb.String())
+	}
+}
+
+// TestBenchSmoke runs every setup at tiny sizes, so the harness itself is
+// tested: every row measured, nothing lost, the table printed.
+func TestBenchSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs five process pipelines")
+	}
+	cfg := benchConfig(t)
+	cfg.RTTCount, cfg.MsgCount, cfg.BigCount, cfg.BigSize, cfg.RSSSize = 50, 2000, 2, 1<<20, 4<<20
+	cfg.Setups = []string{"a", "b", "c", "d", "e"}
+	rep, err := Bench(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range rep.Rows {
+		if row.Err != nil || row.Loss != 0 || row.RTT.N != 50 || row.MsgsPerS <= 0 || row.MBPerS <= 0 {
+			t.Errorf("%s: %+v", row.Name, row)
+		}
+		if row.Key == "d" && row.CaptureLoss != 0 && !strings.Contains(row.CaptureNote, "unimplemented") {
+			t.Errorf("%s: capture loss %d (%s)", row.Name, row.CaptureLoss, row.CaptureNote)
+		}
+	}
+	var sb strings.Builder
+	rep.Print(&sb)
+	for _, want := range []string{"(a) direct pipe", "(b) minimal forwarder", "(d) acpscope, capture on", "targets"} {
+		if !strings.Contains(sb.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, sb.String())
+		}
+	}
+}
