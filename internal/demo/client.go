@@ -71,6 +71,8 @@ type client struct {
 	turn     *Turn          // the running prompt, nil between prompts
 	loading  string         // session being loaded, "" otherwise
 	cancelAt bool           // cancel the running turn at its permission request
+	creating bool           // a session/new is in flight
+	early    []earlyUpdate  // updates for a session not yet answered
 	ws       workspace
 }
 
@@ -192,7 +194,11 @@ func (cl *client) newSession(ctx context.Context) (string, error) {
 	var res struct {
 		SessionID string `json:"sessionId"`
 	}
-	if err := cl.c.call(ctx, "session/new", map[string]any{"cwd": cl.opts.Cwd, "mcpServers": cl.mcpServers()}, &res); err != nil {
+	cl.mu.Lock()
+	cl.creating = true
+	cl.mu.Unlock()
+	err := cl.c.call(ctx, "session/new", map[string]any{"cwd": cl.opts.Cwd, "mcpServers": cl.mcpServers()}, &res)
+	if err != nil {
 		return "", err
 	}
 	if res.SessionID == "" {
@@ -205,7 +211,7 @@ func (cl *client) newSession(ctx context.Context) (string, error) {
 	}
 	cl.sessions[res.SessionID] = len(cl.sum.Sessions)
 	cl.sum.Sessions = append(cl.sum.Sessions, SessionSummary{ID: res.SessionID})
-	return res.SessionID, nil
+	return res.SessionID, cl.adoptEarly(res.SessionID)
 }
 
 // promptBlocks builds a prompt: its text, plus a resource_link to the

@@ -23,7 +23,9 @@ type update struct {
 
 // notification records session/update; other notifications are ignored,
 // as the protocol asks. An update for a session the client never opened
-// is a protocol error.
+// is a protocol error, except while session/new is in flight: agents
+// such as goose announce commands and modes for the new session before
+// answering, so those updates wait for the answer (see newSession).
 func (cl *client) notification(method string, params json.RawMessage) error {
 	if method != "session/update" {
 		return nil
@@ -38,6 +40,10 @@ func (cl *client) notification(method string, params json.RawMessage) error {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	i, ok := cl.sessions[p.SessionID]
+	if !ok && cl.creating {
+		cl.early = append(cl.early, earlyUpdate{p.SessionID, p.Update.SessionUpdate})
+		return nil
+	}
 	if !ok {
 		return protocolErrorf("session/update for unknown session %q", p.SessionID)
 	}
@@ -53,6 +59,26 @@ func (cl *client) notification(method string, params json.RawMessage) error {
 		cl.turn.record(u)
 	default:
 		s.Between = append(s.Between, u.SessionUpdate)
+	}
+	return nil
+}
+
+// earlyUpdate is a session/update that arrived before the session/new
+// answer naming its session.
+type earlyUpdate struct{ session, kind string }
+
+// adoptEarly files the updates that came before session/new's answer
+// under the new session; any naming another session is a protocol error.
+// Called with cl.mu held.
+func (cl *client) adoptEarly(id string) error {
+	early := cl.early
+	cl.early, cl.creating = nil, false
+	s := &cl.sum.Sessions[cl.sessions[id]]
+	for _, e := range early {
+		if e.session != id {
+			return protocolErrorf("session/update for unknown session %q (session/new answered %q)", e.session, id)
+		}
+		s.Between = append(s.Between, e.kind)
 	}
 	return nil
 }

@@ -102,6 +102,10 @@ func TestClientProtocolErrors(t *testing.T) {
 		{name: "update for unknown session", answers: []string{initOK, `{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}`,
 			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"ghost","update":{"sessionUpdate":"plan","entries":[]}}}`},
 			want: `unknown session "ghost"`},
+		{name: "early update for another session", answers: []string{initOK,
+			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"ghost","update":{"sessionUpdate":"plan","entries":[]}}}` + "\n" +
+				`{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}`},
+			want: `unknown session "ghost"`},
 		{name: "session/new without id", answers: []string{initOK, `{"jsonrpc":"2.0","id":1,"result":{}}`}, want: "no sessionId"},
 		{name: "bad stop reason", answers: []string{initOK, `{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}`,
 			`{"jsonrpc":"2.0","id":2,"result":{"stopReason":"done"}}`}, want: `stopReason "done"`},
@@ -114,6 +118,24 @@ func TestClientProtocolErrors(t *testing.T) {
 				t.Fatalf("err = %v, want ErrProtocol mentioning %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestClientAdoptsEarlyUpdates: updates for a new session that arrive
+// before session/new's answer (goose does this) belong to that session.
+func TestClientAdoptsEarlyUpdates(t *testing.T) {
+	r, w := scriptedAgent(t, []string{
+		`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{}}}`,
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"available_commands_update","availableCommands":[]}}}` + "\n" +
+			`{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}`,
+		`{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}`,
+	})
+	sum, err := RunClient(context.Background(), r, w, ClientOptions{Prompts: []string{"hi"}, Grace: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("RunClient: %v", err)
+	}
+	if got := sum.Sessions[0].Between; len(got) != 1 || got[0] != "available_commands_update" {
+		t.Errorf("updates before the answer = %q", got)
 	}
 }
 
