@@ -156,7 +156,7 @@ func loadLintMsgs(path string) (msgs []protocol.Msg, sessions map[uint64]string,
 // recordMsg converts a capture record to what protocol reads.
 func recordMsg(rec *capture.Record) protocol.Msg {
 	return protocol.Msg{Seq: rec.Seq, Time: rec.Time, Dir: rec.Dir, Kind: rec.Kind, Flags: rec.Flags, ID: rec.ID,
-		Method: rec.Method, Session: rec.Session, Parent: rec.Parent, Body: rec.Body, HTTP: rec.HTTP}
+		Method: rec.Method, Session: rec.Session, Parent: rec.Parent, Conn: rec.Conn, Body: rec.Body, HTTP: rec.HTTP}
 }
 
 func toCaptureFindings(fs []protocol.Finding) []capture.Finding {

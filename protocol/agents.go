@@ -52,7 +52,7 @@ func RunOutputs(msgs []Msg) []*RunOutput {
 	var (
 		runs    []*RunOutput
 		byToken = map[string]*RunOutput{}
-		byID    = map[string]*RunOutput{}
+		byID    = map[pendingKey]*RunOutput{}
 		deltas  = map[*RunOutput][]any{}
 	)
 	forEachUnit(msgs, func(u unit) {
@@ -60,7 +60,7 @@ func RunOutputs(msgs []Msg) []*RunOutput {
 		case u.Kind == wire.KindRequest && u.Method == MethodAgentsRun && u.Dir == wire.DirClient:
 			run := newRun(u)
 			runs = append(runs, run)
-			byID[idKey(u.ID)] = run
+			byID[u.key(u.Dir, u.ID)] = run
 			if run.Token != "" {
 				byToken[run.Token] = run
 			}
@@ -73,7 +73,7 @@ func RunOutputs(msgs []Msg) []*RunOutput {
 			run.DeltaSeqs = append(run.DeltaSeqs, u.Seq)
 			deltas[run] = append(deltas[run], p["delta"])
 		case (u.Kind == wire.KindResponse || u.Kind == wire.KindError) && u.Dir == wire.DirAgent:
-			run := byID[idKey(u.ID)]
+			run := byID[u.key(wire.DirClient, u.ID)]
 			if run == nil || run.ResponseSeq != 0 {
 				return
 			}
@@ -81,7 +81,7 @@ func RunOutputs(msgs []Msg) []*RunOutput {
 			if res := object(u.result()); res != nil {
 				run.Final, run.HasFinal = res["output"], true
 			}
-			delete(byID, idKey(u.ID))
+			delete(byID, u.key(wire.DirClient, u.ID))
 		}
 	})
 	for _, run := range runs {

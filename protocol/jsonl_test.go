@@ -19,7 +19,8 @@ import (
 //	{"http":{…envelope…}}                      (a status-only exchange)
 //	{"options":{"finished":true}}              (lint options, first line)
 //
-// Any record may add "http":{…} (its envelope) and "flags":["partial",…].
+// Any record may add "http":{…} (its envelope), "flags":["partial",…] and
+// "conn":N (its transport connection).
 type jsonlLine struct {
 	Dir     string          `json:"dir"`
 	Msg     json.RawMessage `json:"msg"`
@@ -28,6 +29,7 @@ type jsonlLine struct {
 	Stderr  *string         `json:"stderr"`
 	HTTP    *wire.Envelope  `json:"http"`
 	Flags   []string        `json:"flags"`
+	Conn    uint32          `json:"conn"`
 	Options *struct {
 		Finished bool `json:"finished"`
 	} `json:"options"`
@@ -84,7 +86,7 @@ func (l jsonlLine) msg(t testing.TB, seq uint64) Msg {
 		body = []byte{} // a status-only HTTP exchange
 	}
 	m := FromLine(seq, dir, body)
-	m.HTTP = l.HTTP
+	m.HTTP, m.Conn = l.HTTP, l.Conn
 	for _, name := range l.Flags {
 		f, ok := wire.ParseFlag(name)
 		if !ok {

@@ -21,22 +21,48 @@ type LintOptions struct {
 // Lint checks a capture's messages, in capture order, against every rule
 // of Rules and returns the findings ordered by their first sequence number.
 func Lint(msgs []Msg, opts LintOptions) []Finding {
-	l := newLinter(opts)
-	forEachUnit(msgs, l.unit)
-	l.end()
+	// Each connection has its own lifecycle and id spaces; the server's
+	// connection ids are shared knowledge across them.
+	var all []Finding
+	http := &httpState{}
+	http.init()
+	for _, conn := range byConn(msgs) {
+		l := newLinter(opts, http)
+		forEachUnit(conn, l.unit)
+		l.end()
+		all = append(all, l.out...)
+	}
+	l := newLinter(opts, http)
 	for _, run := range RunOutputs(msgs) {
 		l.deltaRun(run)
 	}
+	all = append(all, l.out...)
 	if opts.Schema != nil {
-		l.out = append(l.out, opts.Schema.Lint(msgs)...)
+		all = append(all, opts.Schema.Lint(msgs)...)
 	}
-	out := l.out[:0]
-	for _, f := range l.out {
+	out := all[:0]
+	for _, f := range all {
 		if f.Severity >= opts.MinSeverity {
 			out = append(out, f)
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return firstSeq(out[i]) < firstSeq(out[j]) })
+	return out
+}
+
+// byConn splits msgs by connection, each keeping capture order.
+func byConn(msgs []Msg) [][]Msg {
+	index := map[uint32]int{}
+	var out [][]Msg
+	for _, m := range msgs {
+		i, ok := index[m.Conn]
+		if !ok {
+			i = len(out)
+			index[m.Conn] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], m)
+	}
 	return out
 }
 
@@ -56,15 +82,14 @@ type linter struct {
 	rpc   rpcState
 	acp   acpState
 	batch batchState
-	http  httpState
+	http  *httpState
 }
 
-func newLinter(opts LintOptions) *linter {
-	l := &linter{opts: opts}
+func newLinter(opts LintOptions, http *httpState) *linter {
+	l := &linter{opts: opts, http: http}
 	l.rpc.init()
 	l.acp.init()
 	l.batch.init()
-	l.http.init()
 	return l
 }
 

@@ -81,7 +81,7 @@ func (l *linter) acpMessage(u unit) {
 		l.cancel(u, sid)
 	case "session/request_permission":
 		l.sessionMessage(u, sid)
-		a.perms[pendingKey{u.Dir, idKey(u.ID)}] = &permRun{seq: u.Seq, session: sid}
+		a.perms[u.key(u.Dir, u.ID)] = &permRun{seq: u.Seq, session: sid}
 	case "session/load", "session/resume":
 		if sid != "" {
 			a.sessions[sid] = true
@@ -257,7 +257,7 @@ func (l *linter) cancelRequest(u unit) {
 		l.report("acp/cancel-request-target", []uint64{u.Seq}, "$/cancel_request has no requestId")
 		return
 	}
-	k := pendingKey{u.Dir, idKey(raw)}
+	k := u.key(u.Dir, raw)
 	if _, inFlight := l.rpc.pending[k]; inFlight {
 		return
 	}
@@ -346,7 +346,7 @@ func (l *linter) promptEnd(req, u unit, res map[string]any) {
 }
 
 func (l *linter) permissionAnswer(req, u unit, res map[string]any) {
-	k := pendingKey{req.Dir, idKey(req.ID)}
+	k := req.key(req.Dir, req.ID)
 	perm := l.acp.perms[k]
 	delete(l.acp.perms, k)
 	if perm == nil || perm.cancelSeq == 0 {

@@ -116,7 +116,7 @@ func errorShape(raw []byte) string {
 }
 
 func (l *linter) rpcRequest(u unit) {
-	k := pendingKey{u.Dir, idKey(u.ID)}
+	k := u.key(u.Dir, u.ID)
 	if prev, dup := l.rpc.pending[k]; dup {
 		l.report("jsonrpc/duplicate-id", []uint64{prev.Seq, u.Seq}, "%s reused id %s while its %s request (seq %d) is still unanswered",
 			sender(u.Dir), k.id, prev.Method, prev.Seq)
@@ -140,7 +140,7 @@ func (l *linter) rpcResponse(u unit) {
 			"%s answered with id null though %s sent nothing unreadable: notifications get no reply", sender(u.Dir), sender(u.Dir.Reverse()))
 		return
 	}
-	k := pendingKey{u.Dir.Reverse(), id}
+	k := u.key(u.Dir.Reverse(), u.ID)
 	req, ok := l.rpc.pending[k]
 	if !ok {
 		if prev, done := l.rpc.answered[k]; done {

@@ -173,3 +173,21 @@ func dump(fs []Finding) string {
 	}
 	return b.String()
 }
+
+// TestLintPerConnection: two connections of one capture reuse ids and
+// each initializes; neither is a finding.
+func TestLintPerConnection(t *testing.T) {
+	msgs, opts := loadJSONL(t, filepath.Join("testdata", "lint", "two-connections.jsonl"))
+	if got := Lint(msgs, opts); len(got) != 0 {
+		t.Errorf("findings on two clean connections:\n%s", dump(got))
+	}
+	for i := range msgs {
+		msgs[i].Conn = 0 // as one connection, the ids collide
+	}
+	if got := withRule(Lint(msgs, opts), "jsonrpc/duplicate-id"); len(got) == 0 {
+		t.Error("colliding ids on one connection not reported")
+	}
+	if tr := BuildTranscript(msgs); len(tr.Sessions) != 2 {
+		t.Errorf("%d sessions, want 2", len(tr.Sessions))
+	}
+}

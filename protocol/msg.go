@@ -23,6 +23,9 @@ type Msg struct {
 	Session string
 	// Parent is the batch a batch member belongs to (0 for none).
 	Parent uint64
+	// Conn numbers the transport connection within the capture; JSON-RPC
+	// ids and the ACP lifecycle are per connection.
+	Conn uint32
 	// Body holds the exact bytes of the frame, without its newline.
 	Body []byte
 	// HTTP is the envelope of frames that travelled over HTTP/WebSocket.

@@ -119,14 +119,14 @@ func (v *SchemaValidator) Lint(msgs []Msg) []Finding {
 		switch u.Kind {
 		case wire.KindRequest, wire.KindNotification:
 			if u.Kind == wire.KindRequest {
-				pending[pendingKey{u.Dir, idKey(u.ID)}] = u.Method
+				pending[u.key(u.Dir, u.ID)] = u.Method
 			}
 			method, role, raw = u.Method, "params", u.params()
 			if u.Dir == wire.DirAgent {
 				handler = "client"
 			}
 		case wire.KindResponse:
-			k := pendingKey{u.Dir.Reverse(), idKey(u.ID)}
+			k := u.key(u.Dir.Reverse(), u.ID)
 			method, role, raw = pending[k], "result", u.result()
 			delete(pending, k)
 			if u.Dir == wire.DirClient {

@@ -16,9 +16,17 @@ func BuildTranscript(msgs []Msg) *Transcript {
 	return b.t
 }
 
+// pendingKey names a request: JSON-RPC ids are unique per connection and
+// per direction (each side has its own id space).
 type pendingKey struct {
-	dir wire.Dir
-	id  string
+	conn uint32
+	dir  wire.Dir
+	id   string
+}
+
+// key names the request sent in dir with id on u's connection.
+func (u *unit) key(dir wire.Dir, id []byte) pendingKey {
+	return pendingKey{u.Conn, dir, idKey(id)}
 }
 
 type pendingReq struct {
@@ -41,7 +49,7 @@ func (b *builder) unit(u unit) {
 	case wire.KindNotification:
 		b.notification(u)
 	case wire.KindResponse, wire.KindError:
-		k := pendingKey{u.Dir.Reverse(), idKey(u.ID)}
+		k := u.key(u.Dir.Reverse(), u.ID)
 		if req, ok := b.pending[k]; ok {
 			delete(b.pending, k)
 			b.response(req, u)
@@ -115,7 +123,7 @@ func (b *builder) request(u unit) {
 			req.item = s.add(&Item{Kind: ItemCall, Seqs: []uint64{u.Seq}, Call: &ClientCall{Method: u.Method, Summary: callSummary(u.Method, p)}})
 		}
 	}
-	b.pending[pendingKey{u.Dir, idKey(u.ID)}] = req
+	b.pending[u.key(u.Dir, u.ID)] = req
 }
 
 func (b *builder) response(req pendingReq, u unit) {
