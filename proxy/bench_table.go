@@ -13,8 +13,12 @@ import (
 func (r *BenchReport) Print(w io.Writer) {
 	c := r.Config
 	base := r.row("b")
-	fmt.Fprintf(w, "round trips: %d × %d B; msgs: %d × %d B lines; big: %d × %d B lines; RSS: one %d B line\n",
-		c.RTTCount, c.MsgSize, c.MsgCount, c.MsgSize, c.BigCount, c.BigSize, c.RSSSize)
+	rss := "skipped"
+	if c.RSSSize > 0 {
+		rss = fmt.Sprintf("one %d B line", c.RSSSize)
+	}
+	fmt.Fprintf(w, "round trips: %d × %d B; msgs: %d × %d B lines; big: %d × %d B lines; RSS: %s\n",
+		c.RTTCount, c.MsgSize, c.MsgCount, c.MsgSize, c.BigCount, c.BigSize, rss)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "setup\tRTT p50\tRTT p99\tRTT p99.9\tmsgs/s\tMB/s\twire loss\tcapture loss\tpeak RSS\tRSS (big line)\t")
 	for _, row := range r.Rows {

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/acpscope/acpscope/internal/testagent/peer"
+	"github.com/acpscope/acpscope/proxy"
+	flag "github.com/spf13/pflag"
+)
+
+func init() {
+	register(&command{
+		name:  "bench",
+		usage: "[flags]",
+		summary: "measure the stdio proxy against a direct pipe, a minimal forwarder and a tee logging pipeline, " +
+			"and print one table",
+		example: `  acpscope bench
+  acpscope bench --msgs 200000 --big-count 3 --setups b,d
+  acpscope bench --setups a,b,c,d,e     # e: the proxy with --no-capture, to see what capture costs`,
+		setup: benchFlags,
+		run:   runBench,
+	})
+	// bench-peer is the test agent the benchmark drives (modes echo and
+	// burst, and the rest of internal/testagent's), so the bench needs no
+	// source tree.
+	register(&command{
+		name:    "bench-peer",
+		usage:   "MODE [ARGS]",
+		summary: "the benchmark's test agent",
+		hidden:  true,
+		raw:     true,
+		run: func(_ *flag.FlagSet, args []string) (int, error) {
+			return peer.Main(args, os.Stdin, os.Stdout, os.Stderr), nil
+		},
+	})
+}
+
+func benchFlags(fs *flag.FlagSet) {
+	fs.Int("rtt", 20000, "request/response round trips to time")
+	fs.Int("msgs", 1000000, "lines for the msgs/s run (agent to client)")
+	fs.Int("msg-size", 200, "bytes per line and per round-trip message, newline included")
+	fs.Int("big-count", 10, "lines for the MB/s run")
+	fs.Int("big-size", 10_000_000, "bytes per line in the MB/s run")
+	fs.Int("rss-size", 100<<20, "one line of this many bytes to measure peak RSS (0: skip)")
+	fs.String("setups", "a,b,c,d", "setups to run: a direct, b minimal forwarder, c tee pipeline, d acpscope with capture, e acpscope --no-capture")
+	fs.String("keep", "", "keep the forwarder, logs and captures in this directory")
+}
+
+func runBench(fs *flag.FlagSet, args []string) (int, error) {
+	if len(args) > 0 {
+		return 2, usageErrorf("bench takes no arguments (got %q)", args)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return 1, fmt.Errorf("finding our own binary to benchmark: %w", err)
+	}
+	cfg := proxy.BenchConfig{
+		Agent:    []string{exe, "bench-peer"},
+		Proxy:    benchProxy(exe),
+		Progress: os.Stderr,
+	}
+	cfg.RTTCount, _ = fs.GetInt("rtt")
+	cfg.MsgCount, _ = fs.GetInt("msgs")
+	cfg.MsgSize, _ = fs.GetInt("msg-size")
+	cfg.BigCount, _ = fs.GetInt("big-count")
+	cfg.BigSize, _ = fs.GetInt("big-size")
+	if cfg.RSSSize, _ = fs.GetInt("rss-size"); cfg.RSSSize == 0 {
+		cfg.RSSSize = -1
+	}
+	setups, _ := fs.GetString("setups")
+	cfg.Setups = strings.Split(setups, ",")
+	if cfg.Dir, _ = fs.GetString("keep"); cfg.Dir != "" {
+		if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+			return 1, err
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := proxy.Bench(ctx, cfg)
+	if err != nil {
+		return 1, err
+	}
+	rep.Print(os.Stdout)
+	return 0, nil
+}
+
+// benchProxy runs this very binary as the stdio proxy, as an editor would.
+func benchProxy(exe string) func(capturePath string, agent []string) *exec.Cmd {
+	return func(capturePath string, agent []string) *exec.Cmd {
+		args := []string{"--quiet", "--capture", capturePath}
+		if capturePath == "" {
+			args = []string{"--quiet", "--no-capture"}
+		}
+		return exec.Command(exe, append(append(args, "--"), agent...)...)
+	}
+}
