@@ -73,9 +73,9 @@ func runLint(fs *flag.FlagSet, args []string) (int, error) {
 	if len(args) != 1 {
 		return 2, usageErrorf("expected one CAPTURE, got %d arguments", len(args))
 	}
-	opts := protocol.LintOptions{MinSeverity: f.min}
+	var schema *protocol.SchemaValidator
 	if f.schema != "" {
-		if opts.Schema, err = protocol.NewSchemaValidator(f.schema); err != nil {
+		if schema, err = protocol.NewSchemaValidator(f.schema); err != nil {
 			return 2, usageErrorf("--schema: %v", err)
 		}
 	}
@@ -83,19 +83,25 @@ func runLint(fs *flag.FlagSet, args []string) (int, error) {
 	if err != nil {
 		return 1, err
 	}
+	return lintCapture(os.Stdout, os.Stderr, path, f, schema)
+}
+
+// lintCapture lints the capture at path, stores the findings unless told
+// not to, prints those that pass the filters and returns the exit code:
+// 1 when an error-severity finding is shown.
+func lintCapture(stdout, stderr io.Writer, path string, f lintFlags, schema *protocol.SchemaValidator) (int, error) {
 	msgs, sessions, finished, err := loadLintMsgs(path)
 	if err != nil {
 		return 1, err
 	}
-	opts.Finished = finished
-	all := protocol.Lint(msgs, protocol.LintOptions{Finished: finished, Schema: opts.Schema})
+	all := protocol.Lint(msgs, protocol.LintOptions{Finished: finished, Schema: schema})
 	if !f.noSave {
 		if err := capture.SaveFindings(path, toCaptureFindings(all)); err != nil {
-			fmt.Fprintf(os.Stderr, "acpscope lint: findings not stored in the capture: %v\n", err)
+			fmt.Fprintf(stderr, "acpscope lint: findings not stored in the capture: %v\n", err)
 		}
 	}
 	shown := filterFindings(all, f.min, f.session, sessions)
-	if err := printFindings(os.Stdout, f.format, shown); err != nil {
+	if err := printFindings(stdout, f.format, shown); err != nil {
 		return 1, err
 	}
 	for _, fd := range shown {
