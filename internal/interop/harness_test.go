@@ -22,8 +22,9 @@ const runTimeout = 60 * time.Second
 type clientPeer struct {
 	name  string
 	argv  func(t *testing.T) []string
-	stdin string // what the client reads from its own stdin
-	dir   bool   // runs in its own temporary directory (it writes real files there)
+	stdin string   // what the client reads from its own stdin
+	env   []string // added to the client's environment
+	dir   bool     // runs in its own temporary directory (it writes real files there)
 	check func(t *testing.T, stdout string)
 }
 
@@ -141,7 +142,7 @@ func startClient(ctx context.Context, t *testing.T, cl clientPeer, sock string, 
 	t.Helper()
 	argv := append(cl.argv(t), os.Args[0]) // the client's "agent" is the bridge
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), envRole+"=bridge", envSock+"="+sock)
+	cmd.Env = append(append(os.Environ(), cl.env...), envRole+"=bridge", envSock+"="+sock)
 	cmd.Stdin = strings.NewReader(cl.stdin)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if cl.dir {

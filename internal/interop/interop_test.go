@@ -25,23 +25,9 @@ var (
 			}
 		},
 	}
-	tsClient = clientPeer{
-		name: "ts-sdk-client",
-		argv: func(t *testing.T) []string { return []string{"node", filepath.Join(tsPeers(t), "client.mjs")} },
-		check: func(t *testing.T, stdout string) {
-			var seen struct {
-				StopReasons []string `json:"stopReasons"`
-				Failure     *string  `json:"failure"`
-			}
-			if err := json.Unmarshal([]byte(lastLine(stdout)), &seen); err != nil {
-				t.Fatalf("the TypeScript client's report %q: %v", stdout, err)
-			}
-			if seen.Failure != nil || strings.Join(seen.StopReasons, ",") != "end_turn,end_turn" {
-				t.Errorf("the TypeScript client saw stop reasons %q, failure %v", seen.StopReasons, deref(seen.Failure))
-			}
-		},
-	}
-	demoClient = clientPeer{
+	tsClient    = tsClientWith(2)
+	tsClientOne = tsClientWith(1) // for the Go SDK agent, which sleeps about 5 s per prompt
+	demoClient  = clientPeer{
 		name: "demo-client",
 		argv: func(t *testing.T) []string {
 			goTools(t)
@@ -76,6 +62,28 @@ var (
 	}
 )
 
+// tsClientWith is the TypeScript client sending n prompts.
+func tsClientWith(n int) clientPeer {
+	want := strings.TrimSuffix(strings.Repeat("end_turn,", n), ",")
+	return clientPeer{
+		name: "ts-sdk-client",
+		argv: func(t *testing.T) []string { return []string{"node", filepath.Join(tsPeers(t), "client.mjs")} },
+		env:  []string{"INTEROP_TS_PROMPTS=" + strconv.Itoa(n)},
+		check: func(t *testing.T, stdout string) {
+			var seen struct {
+				StopReasons []string `json:"stopReasons"`
+				Failure     *string  `json:"failure"`
+			}
+			if err := json.Unmarshal([]byte(lastLine(stdout)), &seen); err != nil {
+				t.Fatalf("the TypeScript client's report %q: %v", stdout, err)
+			}
+			if got := strings.Join(seen.StopReasons, ","); seen.Failure != nil || got != want {
+				t.Errorf("the TypeScript client saw stop reasons %q (want %s), failure %v", got, want, deref(seen.Failure))
+			}
+		},
+	}
+}
+
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
@@ -102,7 +110,7 @@ func TestInterop(t *testing.T) {
 	}{
 		{goSDKClient, goSDKAgent},
 		{tsClient, tsAgent},
-		{tsClient, goSDKAgent},
+		{tsClientOne, goSDKAgent},
 		{goSDKClient, tsAgent},
 		{goSDKClient, demoAgent},
 		{tsClient, demoAgent},
