@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/wire"
@@ -33,6 +34,9 @@ type serveConn struct {
 	stdinMu sync.Mutex // one writer to the agent's stdin at a time
 
 	mu        sync.Mutex
+	gate      *orderGate
+	seq       uint64 // numbers agent messages in stdout order
+	eventID   atomic.Uint64
 	conn      *outStream
 	sessions  map[string]*outStream
 	routes    map[string]string // client request id → sessionId ("" = connection)
@@ -60,9 +64,10 @@ func (s *Server) startConn(ws func([]byte) error) (*serveConn, error) {
 	if err != nil {
 		return nil, err
 	}
+	gate := newOrderGate()
 	c := &serveConn{
-		id: newConnID(), num: s.nums.fresh(), srv: s, agent: agent,
-		conn: newOutStream(s.opts.StreamBuffer), sessions: map[string]*outStream{},
+		id: newConnID(), num: s.nums.fresh(), srv: s, agent: agent, gate: gate,
+		conn: newOutStream(s.opts.StreamBuffer, gate), sessions: map[string]*outStream{},
 		routes: map[string]string{}, agentReqs: map[string]string{},
 		toWS: ws, done: make(chan struct{}), readDone: make(chan struct{}),
 	}
@@ -138,7 +143,7 @@ func (c *serveConn) sessionLocked(id string) *outStream {
 	}
 	st := c.sessions[id]
 	if st == nil {
-		st = newOutStream(c.srv.opts.StreamBuffer)
+		st = newOutStream(c.srv.opts.StreamBuffer, c.gate)
 		c.sessions[id] = st
 	}
 	return st
@@ -209,11 +214,17 @@ func (c *serveConn) route(msg []byte) {
 	if st == nil {
 		st = c.conn
 	}
+	c.seq++
+	seq := c.seq
 	c.mu.Unlock()
-	if !st.push(msg) {
+	if !st.push(seq, msg) {
 		c.srv.warn(fmt.Sprintf("connection %s: a stream nobody opened holds more than %d bytes; dropped a %d-byte agent message", c.id, st.limit, len(msg)))
 	}
 }
+
+// nextEventID numbers SSE events across the connection's streams; the
+// order gate makes the numbers follow the write order.
+func (c *serveConn) nextEventID() uint64 { return c.eventID.Add(1) }
 
 // awaitInit registers id as the initialize whose reply the POST handler
 // waits for.

@@ -157,6 +157,7 @@ func (s *Server) streamSSE(w http.ResponseWriter, r *http.Request, c *serveConn,
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
+	h.Set(HeaderEventOrder, "connection")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	rc.Flush()
@@ -166,8 +167,10 @@ func (s *Server) streamSSE(w http.ResponseWriter, r *http.Request, c *serveConn,
 		stream = wire.StreamSession
 	}
 	keepalive := s.opts.KeepAlive
-	sw := &sseWriter{w: w, rc: rc, keepalive: keepalive, record: func(msg []byte) {
-		s.record(c.num, wire.DirAgent, msg, 0, s.envelope(r, stream, http.StatusOK, nil))
+	sw := &sseWriter{w: w, rc: rc, keepalive: keepalive, nextID: c.nextEventID, record: func(msg []byte, id string) {
+		env := s.envelope(r, stream, http.StatusOK, nil)
+		env.EventID = id
+		s.record(c.num, wire.DirAgent, msg, 0, env)
 	}}
 	sw.run(st, r.Context().Done())
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -16,8 +17,9 @@ const DefaultStreamBuffer = 64 << 20
 // or a session's. Messages queue here until a GET is attached, and while
 // it is; the GET handler writes them out one event each.
 type outStream struct {
+	gate     *orderGate
 	mu       sync.Mutex
-	queue    [][]byte
+	queue    []queued
 	queued   int
 	limit    int
 	attached bool
@@ -26,23 +28,31 @@ type outStream struct {
 	ended    chan struct{} // closed by close
 }
 
-func newOutStream(limit int) *outStream {
+// queued is one agent message and its place in the agent's output.
+type queued struct {
+	seq uint64
+	msg []byte
+}
+
+func newOutStream(limit int, gate *orderGate) *outStream {
 	if limit <= 0 {
 		limit = DefaultStreamBuffer
 	}
-	return &outStream{limit: limit, wake: make(chan struct{}, 1), ended: make(chan struct{})}
+	st := &outStream{gate: gate, limit: limit, wake: make(chan struct{}, 1), ended: make(chan struct{})}
+	gate.add(st)
+	return st
 }
 
 // push queues a copy of msg. It reports false when the stream is closed
 // or, with no client attached, its buffer is full: the message is lost
 // and the caller says so.
-func (s *outStream) push(msg []byte) bool {
+func (s *outStream) push(seq uint64, msg []byte) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed || (!s.attached && s.queued+len(msg) > s.limit) {
 		return false
 	}
-	s.queue = append(s.queue, append([]byte(nil), msg...))
+	s.queue = append(s.queue, queued{seq, append([]byte(nil), msg...)})
 	s.queued += len(msg)
 	select {
 	case s.wake <- struct{}{}:
@@ -63,6 +73,7 @@ func (s *outStream) attach() (ok, closed bool) {
 		return false, false
 	}
 	s.attached = true
+	defer s.gate.broadcast()
 	return true, false
 }
 
@@ -70,35 +81,109 @@ func (s *outStream) detach() {
 	s.mu.Lock()
 	s.attached = false
 	s.mu.Unlock()
+	s.gate.broadcast()
 }
 
-// peek returns the oldest queued message, or nil.
-func (s *outStream) peek() []byte {
+// peek returns the oldest queued message, or ok false.
+func (s *outStream) peek() (q queued, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.queue) == 0 {
-		return nil
+		return queued{}, false
 	}
-	return s.queue[0]
+	return s.queue[0], true
+}
+
+// head returns the sequence of the oldest message an attached stream
+// still has to write, or ok false when it is detached or empty.
+func (s *outStream) head() (seq uint64, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.attached || s.closed || len(s.queue) == 0 {
+		return 0, false
+	}
+	return s.queue[0].seq, true
 }
 
 // pop drops the message peek returned, once it has been written.
 func (s *outStream) pop() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.queued -= len(s.queue[0])
-	s.queue[0] = nil
+	s.queued -= len(s.queue[0].msg)
+	s.queue[0] = queued{}
 	s.queue = s.queue[1:]
+	s.mu.Unlock()
+	s.gate.broadcast()
 }
 
 // close ends the stream: an attached GET finishes its response.
 func (s *outStream) close() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if !s.closed {
 		s.closed = true
 		close(s.ended)
 	}
+	s.mu.Unlock()
+	s.gate.broadcast()
+}
+
+// orderGate keeps a connection's streams in the agent's order: a stream
+// writes a message only when no other open stream still has an older
+// one to write. Without it a session/load response (connection stream)
+// could overtake the history replayed before it (session stream). A
+// stream nobody has opened does not hold the others back.
+type orderGate struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	streams []*outStream
+}
+
+func newOrderGate() *orderGate {
+	g := &orderGate{}
+	g.cond = sync.NewCond(&g.mu)
+	return g
+}
+
+func (g *orderGate) add(st *outStream) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.streams = append(g.streams, st)
+}
+
+func (g *orderGate) broadcast() {
+	g.mu.Lock()
+	g.cond.Broadcast()
+	g.mu.Unlock()
+}
+
+// waitTurn blocks until self may write message seq, or done ends.
+func (g *orderGate) waitTurn(self *outStream, seq uint64, done <-chan struct{}) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for {
+		select {
+		case <-done:
+			return false
+		case <-self.ended:
+			return true // drain what is left without waiting
+		default:
+		}
+		if !g.olderElsewhere(self, seq) {
+			return true
+		}
+		g.cond.Wait()
+	}
+}
+
+func (g *orderGate) olderElsewhere(self *outStream, seq uint64) bool {
+	for _, st := range g.streams {
+		if st == self {
+			continue
+		}
+		if head, ok := st.head(); ok && head < seq {
+			return true
+		}
+	}
+	return false
 }
 
 // sseWriter is what a GET handler needs to write one stream.
@@ -106,8 +191,18 @@ type sseWriter struct {
 	w         http.ResponseWriter
 	rc        *http.ResponseController
 	keepalive time.Duration
-	record    func(msg []byte) // called after each event is written
+	record    func(msg []byte, id string) // called after each event is written
+	// nextID numbers events across all streams of the connection in the
+	// order they are written (see HeaderEventOrder).
+	nextID func() uint64
 }
+
+// HeaderEventOrder, on a GET stream's response, says that the events'
+// ids number the messages of all the connection's streams together, in
+// the agent's order, without gaps, so a client reading several streams
+// can put the agent's messages back in order (a session/load reply after
+// the history it replays). acpscope serve sends it; connect uses it.
+const HeaderEventOrder = "Acpscope-Event-Order"
 
 // run writes queued messages as SSE events, each flushed at once, and a
 // keep-alive comment whenever the stream has been quiet for keepalive.
@@ -121,8 +216,13 @@ func (sw *sseWriter) run(s *outStream, done <-chan struct{}) {
 	}
 	var buf []byte
 	for {
-		for msg := s.peek(); msg != nil; msg = s.peek() {
-			buf = wire.AppendSSEEvent(buf[:0], "", msg)
+		for q, ok := s.peek(); ok; q, ok = s.peek() {
+			if !s.gate.waitTurn(s, q.seq, done) {
+				return
+			}
+			msg := q.msg
+			id := strconv.FormatUint(sw.nextID(), 10)
+			buf = wire.AppendSSEEvent(buf[:0], id, msg)
 			if _, err := sw.w.Write(buf); err != nil {
 				return
 			}
@@ -130,7 +230,7 @@ func (sw *sseWriter) run(s *outStream, done <-chan struct{}) {
 				return
 			}
 			s.pop()
-			sw.record(msg)
+			sw.record(msg, id)
 		}
 		select {
 		case <-s.wake:
@@ -142,7 +242,7 @@ func (sw *sseWriter) run(s *outStream, done <-chan struct{}) {
 		case <-done:
 			return
 		case <-s.ended:
-			if s.peek() == nil {
+			if _, ok := s.peek(); !ok {
 				return
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +21,8 @@ type serveFixture struct {
 	rec  *memRecorder
 	c    *http.Client
 	url  string
+	// proto is the HTTP major version of the last POST.
+	proto atomic.Int32
 }
 
 func startServe(t *testing.T, proto protocol, mod func(*ServeOptions)) *serveFixture {
@@ -39,12 +42,19 @@ func startServe(t *testing.T, proto protocol, mod func(*ServeOptions)) *serveFix
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := startServer(t, proto, srv)
+	f := &serveFixture{srv: srv, rec: rec}
+	f.http = startServer(t, proto, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			f.proto.Store(int32(r.ProtoMajor))
+		}
+		srv.ServeHTTP(w, r)
+	}))
 	t.Cleanup(func() { srv.Close() })
-	c := clientFor(t, proto, hs)
+	f.c = clientFor(t, proto, f.http)
 	jar, _ := cookiejar.New(nil)
-	c.Jar = jar
-	return &serveFixture{srv: srv, http: hs, rec: rec, c: c, url: hs.URL + "/acp"}
+	f.c.Jar = jar
+	f.url = f.http.URL + "/acp"
+	return f
 }
 
 // do sends a request with headers given as name, value pairs.

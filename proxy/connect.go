@@ -1,0 +1,131 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"sync"
+
+	"github.com/acpscope/acpscope/wire"
+)
+
+// ConnectOptions configure Connect, the bridge that lets a stdio-only
+// editor use a remote agent: JSON-RPC lines on Stdin/Stdout, Streamable
+// HTTP or WebSocket towards the server.
+type ConnectOptions struct {
+	// URL is the server's endpoint: http(s):// for Streamable HTTP,
+	// ws(s):// for WebSocket.
+	URL string
+	// AuthToken is sent as "Authorization: Bearer TOKEN".
+	AuthToken string
+	// H2C speaks cleartext HTTP/2 with prior knowledge to an http://
+	// server (the RFD requires HTTP/2); default HTTP/1.1, which every
+	// server speaks. https:// negotiates HTTP/2 through TLS either way.
+	H2C bool
+	// UnsafeInsecure skips TLS certificate verification.
+	UnsafeInsecure bool
+	Stdin          io.Reader
+	Stdout         io.Writer
+	// Recorder receives every message; nil records nothing.
+	Recorder FrameRecorder
+	// Warn receives one line per problem worth telling the user.
+	Warn func(string)
+}
+
+// Connect bridges stdio to the server until Stdin ends (it then ends the
+// connection politely and returns nil) or the server is lost (it returns
+// an error wrapping ErrConnectionLost). It never reconnects: the
+// connection's state (sessions, pending requests) lives in the server,
+// so a new connection could not continue the editor's conversation.
+func Connect(ctx context.Context, opts ConnectOptions) error {
+	u, err := url.Parse(opts.URL)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("%w %q: want http://HOST:PORT/acp or ws://HOST:PORT/acp", ErrUpstreamURL, opts.URL)
+	}
+	if opts.Warn == nil {
+		opts.Warn = func(string) {}
+	}
+	b := &bridge{opts: opts, rec: recorderOrNop(opts.Recorder), url: u, lost: make(chan error, 1)}
+	b.jar, _ = cookiejar.New(nil)
+	switch u.Scheme {
+	case "ws", "wss":
+		return b.runWS(ctx)
+	case "http", "https":
+		return b.runHTTP(ctx)
+	}
+	return fmt.Errorf("%w %q: the scheme must be http, https, ws or wss", ErrUpstreamURL, opts.URL)
+}
+
+// bridge is the state shared by both transports of connect.
+type bridge struct {
+	opts ConnectOptions
+	rec  FrameRecorder
+	url  *url.URL
+	jar  http.CookieJar
+
+	outMu sync.Mutex // one message at a time on stdout
+
+	lostOnce sync.Once
+	lost     chan error // receives the first fatal error
+}
+
+// emit writes one agent message to the editor as one line.
+func (b *bridge) emit(msg []byte) error {
+	line := make([]byte, 0, len(msg)+1)
+	line = append(append(line, msg...), '\n')
+	b.outMu.Lock()
+	defer b.outMu.Unlock()
+	if _, err := b.opts.Stdout.Write(line); err != nil {
+		return fmt.Errorf("writing to the editor: %w", err)
+	}
+	return nil
+}
+
+// fail reports the first fatal error; later ones are dropped.
+func (b *bridge) fail(err error) {
+	b.lostOnce.Do(func() { b.lost <- err })
+}
+
+// authHeader adds the bearer token, if any.
+func (b *bridge) authHeader(h http.Header) {
+	if b.opts.AuthToken != "" {
+		h.Set("Authorization", "Bearer "+b.opts.AuthToken)
+	}
+}
+
+// readLines calls fn with each line of stdin (without its newline; a
+// final line without one too), with no size limit, then returns nil at
+// EOF or the read error.
+func readLines(r io.Reader, fn func(line []byte) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if msg := bytes.TrimRight(line, "\r\n"); len(bytes.TrimSpace(msg)) > 0 {
+			if ferr := fn(msg); ferr != nil {
+				return ferr
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading from the editor: %w", err)
+		}
+	}
+}
+
+// lostf wraps a cause as a lost connection with advice.
+func lostf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s; connect does not reconnect (the conversation lives on the server): restart the agent in your editor", ErrConnectionLost, fmt.Sprintf(format, args...))
+}
+
+// record hands one message to the recorder.
+func (b *bridge) record(conn uint32, dir wire.Dir, msg []byte, flags wire.Flags, env *wire.Envelope) {
+	b.rec.Frame(conn, dir, now(), msg, flags, env)
+}

@@ -1,0 +1,245 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/acpscope/acpscope/internal/demo"
+)
+
+var (
+	demoAgentOnce sync.Once
+	demoAgentPath string
+	demoAgentErr  error
+)
+
+// demoAgent builds testdata/demoagent (the demo agent with a byte tee)
+// once per test binary.
+func demoAgent(t testing.TB) string {
+	t.Helper()
+	demoAgentOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "acpscope-demoagent-")
+		if err != nil {
+			demoAgentErr = err
+			return
+		}
+		demoAgentPath = filepath.Join(dir, "demoagent")
+		out, err := exec.Command("go", "build", "-o", demoAgentPath, "./testdata/demoagent").CombinedOutput()
+		if err != nil {
+			demoAgentErr = errors.New(string(out))
+		}
+	})
+	if demoAgentErr != nil {
+		t.Fatalf("building the demo agent: %v", demoAgentErr)
+	}
+	return demoAgentPath
+}
+
+// tap keeps a copy of what passes.
+type tap struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (t *tap) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.buf.Write(p)
+}
+
+func (t *tap) bytes() []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]byte(nil), t.buf.Bytes()...)
+}
+
+// conversation runs the demo client over connect to url and returns its
+// summary and the bytes the client sent and received.
+func conversation(t *testing.T, co ConnectOptions, opts demo.ClientOptions) (demo.Summary, []byte, []byte) {
+	t.Helper()
+	toConnect, clientOut := io.Pipe()  // client → connect's stdin
+	clientIn, fromConnect := io.Pipe() // connect's stdout → client
+	var sent, got tap
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		co.Stdin, co.Stdout, co.Recorder = toConnect, fromConnect, &memRecorder{}
+		err := Connect(ctx, co)
+		fromConnect.Close()
+		done <- err
+	}()
+	sum, err := demo.RunClient(ctx, io.TeeReader(clientIn, &got), writeCloser{io.MultiWriter(&sent, clientOut), clientOut}, opts)
+	clientOut.Close()
+	if err != nil {
+		t.Fatalf("demo client: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	return sum, sent.bytes(), got.bytes()
+}
+
+type writeCloser struct {
+	io.Writer
+	c io.Closer
+}
+
+func (w writeCloser) Close() error { return w.c.Close() }
+
+// agentBytes returns what the one agent process read and wrote.
+func agentBytes(t *testing.T, dir string) (in, out []byte) {
+	t.Helper()
+	ins, _ := filepath.Glob(filepath.Join(dir, "in.*"))
+	outs, _ := filepath.Glob(filepath.Join(dir, "out.*"))
+	if len(ins) != 1 || len(outs) != 1 {
+		t.Fatalf("want one agent process, found tees %v %v", ins, outs)
+	}
+	in, _ = os.ReadFile(ins[0])
+	out, _ = os.ReadFile(outs[0])
+	return in, out
+}
+
+func sortedLines(b []byte) []string {
+	lines := strings.SplitAfter(string(b), "\n")
+	sort.Strings(lines)
+	return lines
+}
+
+// TestConnectServe carries the full demo conversation (permission,
+// fs and terminal requests, cancel, load) through connect ⇄ serve over
+// Streamable HTTP (h1, h2c) and WebSocket, and byte-compares what the
+// client sent with what the agent read and what the agent wrote with
+// what the client received, in order: over HTTP the event ids serve adds
+// (HeaderEventOrder) let connect restore the agent's order across the
+// connection and session streams.
+func TestConnectServe(t *testing.T) {
+	agent := demoAgent(t)
+	opts := demo.ClientOptions{Cancel: true, Load: true, Sessions: 2, Grace: 5 * time.Second}
+	tests := []struct {
+		name   string
+		proto  protocol
+		scheme string
+	}{
+		{"http h1", protoH1, "http"},
+		{"http h2c", protoH2C, "http"},
+		{"https h2", protoTLS, "https"},
+		{"websocket", protoH1, "ws"},
+		{"websocket tls", protoTLS, "wss"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tee := t.TempDir()
+			f := startServe(t, tt.proto, func(o *ServeOptions) {
+				o.Argv = []string{agent}
+				o.Agent.Env = append(os.Environ(), "ACPSCOPE_TEE_DIR="+tee)
+			})
+			url := tt.scheme + f.url[strings.Index(f.url, ":"):]
+			co := ConnectOptions{URL: url, H2C: tt.proto == protoH2C, UnsafeInsecure: tt.proto == protoTLS}
+			sum, sent, got := conversation(t, co, opts)
+			if len(sum.Sessions) != 2 || len(sum.Sessions[0].Turns) == 0 {
+				t.Fatalf("conversation incomplete: %+v", sum)
+			}
+			waitFor(t, func() bool { return f.srv.Conns() == 0 })
+			agentIn, agentOut := agentBytes(t, tee)
+			if !bytes.Equal(sent, agentIn) {
+				t.Errorf("agent read %d bytes, client sent %d:\n%s", len(agentIn), len(sent), firstDiff(sent, agentIn))
+			}
+			if !bytes.Equal(got, agentOut) {
+				t.Errorf("client received %d bytes, agent wrote %d:\n%s", len(got), len(agentOut), firstDiff(agentOut, got))
+			}
+			if !reflect.DeepEqual(sortedLines(got), sortedLines(agentOut)) {
+				t.Errorf("client received other lines than the agent wrote")
+			}
+			if got := int(f.proto.Load()); tt.scheme[0] == 'h' && got != wantProto(tt.proto) {
+				t.Errorf("connect spoke HTTP/%d, want %d", got, wantProto(tt.proto))
+			}
+		})
+	}
+}
+
+// TestConnectServeDirect checks that the bridged conversation is the one
+// the demo agent holds over plain pipes.
+func TestConnectServeDirect(t *testing.T) {
+	opts := demo.ClientOptions{Cancel: true, Load: true}
+	cmd := exec.Command(demoAgent(t))
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	direct, err := demo.RunClient(context.Background(), stdout, stdin, opts)
+	stdin.Close()
+	cmd.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := startServe(t, protoH1, func(o *ServeOptions) { o.Argv = []string{demoAgent(t)} })
+	bridged, _, _ := conversation(t, ConnectOptions{URL: f.url}, opts)
+	if !reflect.DeepEqual(direct, bridged) {
+		t.Fatalf("bridged conversation differs:\n direct %+v\nbridged %+v", direct, bridged)
+	}
+}
+
+// TestConnectLost checks that connect ends with ErrConnectionLost when
+// the server goes away, and fails clearly when it refuses the token.
+func TestConnectLost(t *testing.T) {
+	f := startServe(t, protoH1, func(o *ServeOptions) { o.AuthToken = "tok" })
+	_, err := connectOnce(f.url, "bad", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`)
+	if err != nil {
+		t.Fatalf("a refused request is answered, not fatal: %v", err)
+	}
+	ws := "ws" + strings.TrimPrefix(f.url, "http")
+	if _, err := connectOnce(ws, "bad", ""); err == nil || !strings.Contains(err.Error(), "--auth-token") {
+		t.Fatalf("WebSocket with a bad token: %v", err)
+	}
+	stdinR, stdinW := io.Pipe()
+	done := make(chan error, 1)
+	var out tap
+	go func() {
+		done <- Connect(context.Background(), ConnectOptions{URL: f.url, AuthToken: "tok", Stdin: stdinR, Stdout: &out})
+	}()
+	io.WriteString(stdinW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`+"\n")
+	waitFor(t, func() bool { return bytes.Contains(out.bytes(), []byte(`"id":0`)) })
+	f.srv.Close() // the server ends every connection
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrConnectionLost) {
+			t.Fatalf("got %v, want ErrConnectionLost", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("connect did not notice the lost server")
+	}
+}
+
+// connectOnce runs connect with one line on stdin and returns its output.
+func connectOnce(url, token, line string) (string, error) {
+	var out tap
+	in := ""
+	if line != "" {
+		in = line + "\n"
+	}
+	err := Connect(context.Background(), ConnectOptions{URL: url, AuthToken: token, Stdin: strings.NewReader(in), Stdout: &out})
+	return string(out.bytes()), err
+}
+
+func firstDiff(want, got []byte) string {
+	i := 0
+	for i < len(want) && i < len(got) && want[i] == got[i] {
+		i++
+	}
+	lo := max(0, i-80)
+	return "at byte " + strconv.Itoa(i) + ":\nwant …" + string(want[lo:min(len(want), i+80)]) + "\n got …" + string(got[lo:min(len(got), i+80)])
+}

@@ -1,0 +1,109 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/acpscope/acpscope/wire"
+	"github.com/gorilla/websocket"
+)
+
+// connectConn is the connection number connect records under: it has
+// exactly one.
+const connectConn = 1
+
+// runWS bridges stdio to one WebSocket: each stdin line is one text
+// message, each text message one stdout line. Binary messages are
+// recorded and ignored.
+func (b *bridge) runWS(ctx context.Context) error {
+	d := websocket.Dialer{Jar: b.jar, TLSClientConfig: tlsClientConfig(b.opts.UnsafeInsecure), HandshakeTimeout: 30 * time.Second}
+	h := http.Header{}
+	b.authHeader(h)
+	ws, resp, err := d.DialContext(ctx, b.url.String(), h)
+	if err != nil {
+		return b.dialError(resp, err)
+	}
+	connID := resp.Header.Get(HeaderConnectionID)
+	env := func(stream string, status int, hh http.Header) *wire.Envelope {
+		e := &wire.Envelope{Method: http.MethodGet, Path: b.url.Path, Status: status, Stream: stream, ConnectionID: connID}
+		if hh != nil {
+			e.Headers = envelopeHeaders(hh)
+		}
+		return e
+	}
+	b.record(connectConn, wire.DirAgent, nil, 0, env(wire.StreamHTTPControl, resp.StatusCode, resp.Header))
+
+	var closing atomic.Bool
+	readerDone := make(chan struct{})
+	go func() { // reader: ends when the socket closes
+		defer close(readerDone)
+		for {
+			mt, msg, err := ws.ReadMessage()
+			if err != nil {
+				if !closing.Load() {
+					b.fail(lostf("the WebSocket to %s ended: %v", b.url, err))
+				}
+				return
+			}
+			if mt == websocket.BinaryMessage {
+				b.record(connectConn, wire.DirAgent, msg, wire.FlagBinary, env(wire.StreamWebSocket, 0, nil))
+				continue
+			}
+			if err := b.emit(msg); err != nil {
+				b.fail(err)
+				return
+			}
+			b.record(connectConn, wire.DirAgent, msg, 0, env(wire.StreamWebSocket, 0, nil))
+		}
+	}()
+	var writeMu sync.Mutex
+	stdinDone := make(chan error, 1)
+	go func() { // stdin pump: ends at stdin EOF or a write error
+		stdinDone <- readLines(b.opts.Stdin, func(line []byte) error {
+			writeMu.Lock()
+			defer writeMu.Unlock()
+			if err := ws.WriteMessage(websocket.TextMessage, line); err != nil {
+				return lostf("writing to the WebSocket: %v", err)
+			}
+			b.record(connectConn, wire.DirClient, line, 0, env(wire.StreamWebSocket, 0, nil))
+			return nil
+		})
+	}()
+	var result error
+	select {
+	case result = <-stdinDone:
+	case result = <-b.lost:
+	case <-ctx.Done():
+		result = ctx.Err()
+	}
+	closing.Store(true)
+	ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(wsControlWait))
+	select {
+	case <-readerDone:
+	case <-time.After(2 * time.Second):
+	}
+	ws.Close()
+	return result
+}
+
+// dialError says why a connection could not be made, with the server's
+// own words when it answered.
+func (b *bridge) dialError(resp *http.Response, err error) error {
+	if resp == nil {
+		return fmt.Errorf("connecting to %s: %w", b.url, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	msg := strings.TrimSpace(string(body))
+	hint := ""
+	if resp.StatusCode == http.StatusUnauthorized {
+		hint = "; pass the server's token with --auth-token"
+	}
+	return fmt.Errorf("connecting to %s: the server answered %s: %s%s", b.url, resp.Status, msg, hint)
+}
