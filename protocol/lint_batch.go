@@ -1,6 +1,9 @@
 package protocol
 
 import (
+	"sort"
+	"strings"
+
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -16,6 +19,7 @@ type batchState struct {
 type sentBatch struct {
 	seq           uint64
 	ids           map[string]bool
+	separate      map[string]bool // ids answered outside a reply array
 	requests      int
 	notifications int
 	invalid       int
@@ -51,7 +55,7 @@ func (l *linter) batchFrame(u unit) {
 		l.replyBatch(u)
 		return
 	}
-	b := &sentBatch{seq: u.Seq, ids: map[string]bool{}}
+	b := &sentBatch{seq: u.Seq, ids: map[string]bool{}, separate: map[string]bool{}}
 	for _, m := range members {
 		switch m.Kind {
 		case wire.KindRequest:
@@ -117,9 +121,55 @@ func (l *linter) replyBatch(u unit) {
 			l.report("batch/notification-reply", seqs, "the reply to the batch at seq %d answers a notification (a result with no id)", b.seq)
 		}
 	}
+	answered := map[string]bool{}
+	for _, m := range u.cls.Members {
+		answered[idKey(m.ID)] = true
+	}
+	var missing []string
+	for id := range b.ids {
+		if !answered[id] && !b.separate[id] {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		l.report("batch/missing-response", seqs, "the reply to the batch at seq %d has no response for id %s", b.seq, strings.Join(missing, ", "))
+	}
 	if invalidReplies < b.invalid {
 		l.report("batch/invalid-entry-reply", seqs, "the batch at seq %d had %d invalid entries but the reply holds %d Invalid Request errors with id null",
 			b.seq, b.invalid, invalidReplies)
+	}
+}
+
+// batchSeparateReply notes a response outside any array that answers a
+// request of an open batch: batches SHOULD be answered with one array.
+func (l *linter) batchSeparateReply(u unit) {
+	if u.batch != 0 {
+		return
+	}
+	id := idKey(u.ID)
+	for _, b := range l.batch.open[u.Dir.Reverse()] {
+		if !b.ids[id] || b.separate[id] {
+			continue
+		}
+		if len(b.separate) == 0 {
+			l.report("batch/reply-not-array", []uint64{b.seq, u.Seq}, "a request of the batch at seq %d was answered on its own; a batch is answered with one array", b.seq)
+		}
+		b.separate[id] = true
+		if len(b.separate) == len(b.ids) && b.invalid == 0 {
+			l.dropOpen(u.Dir.Reverse(), b)
+		}
+		return
+	}
+}
+
+func (l *linter) dropOpen(dir wire.Dir, b *sentBatch) {
+	open := l.batch.open[dir]
+	for i, x := range open {
+		if x == b {
+			l.batch.open[dir] = append(open[:i:i], open[i+1:]...)
+			return
+		}
 	}
 }
 
@@ -148,8 +198,8 @@ func (l *linter) batchNullReply(u unit) bool {
 		return true
 	}
 	if u.batch != 0 {
-		if u.Kind == wire.KindError && l.rpc.unreadable[other] > 0 {
-			l.rpc.unreadable[other]--
+		if q := l.rpc.unreadable[other]; u.Kind == wire.KindError && len(q) > 0 {
+			l.rpc.unreadable[other] = q[1:]
 		}
 		return true
 	}

@@ -13,30 +13,39 @@ import (
 type rpcState struct {
 	pending  map[pendingKey]unit   // in flight, by the request's direction and id
 	answered map[pendingKey]uint64 // answered: the response's seq
-	// unreadable counts frames a side sent that the other may answer
+	// unreadable queues the frames a side sent that the other may answer
 	// with an error carrying a null id (parse errors, invalid requests).
-	unreadable map[wire.Dir]int
+	unreadable map[wire.Dir][]unreadable
+}
+
+// unreadable is a frame that deserves a null-id error with code.
+type unreadable struct {
+	seq  uint64
+	code int64
 }
 
 func (s *rpcState) init() {
 	s.pending = map[pendingKey]unit{}
 	s.answered = map[pendingKey]uint64{}
-	s.unreadable = map[wire.Dir]int{}
+	s.unreadable = map[wire.Dir][]unreadable{}
 }
 
 func (l *linter) rpcUnit(u unit) {
 	switch u.Kind {
 	case wire.KindRequest, wire.KindNotification, wire.KindResponse, wire.KindError:
 	case wire.KindNonProtocol:
-		if isJSONObject(u.Body) {
+		switch {
+		case isJSONObject(u.Body):
 			l.report("jsonrpc/invalid-message", []uint64{u.Seq}, "%s sent a JSON object with no method, result or error", sender(u.Dir))
-			l.rpc.unreadable[u.Dir]++
-		} else if len(bytes.TrimSpace(u.Body)) > 0 {
-			l.rpc.unreadable[u.Dir]++
+			l.unreadable(u, -32600)
+		case u.batch != 0:
+			l.unreadable(u, -32600) // a batch entry that is not an object
+		case len(bytes.TrimSpace(u.Body)) > 0:
+			l.unreadable(u, -32700)
 		}
 		return
 	case wire.KindInvalidJSON, wire.KindInvalidUTF8:
-		l.rpc.unreadable[u.Dir]++
+		l.unreadable(u, -32700)
 		return
 	default:
 		return
@@ -115,6 +124,11 @@ func errorShape(raw []byte) string {
 	return ""
 }
 
+// unreadable notes a frame the other side may answer with a null id.
+func (l *linter) unreadable(u unit, code int64) {
+	l.rpc.unreadable[u.Dir] = append(l.rpc.unreadable[u.Dir], unreadable{u.Seq, code})
+}
+
 func (l *linter) rpcRequest(u unit) {
 	k := u.key(u.Dir, u.ID)
 	if prev, dup := l.rpc.pending[k]; dup {
@@ -132,8 +146,12 @@ func (l *linter) rpcResponse(u unit) {
 		if l.batchNullReply(u) {
 			return
 		}
-		if l.rpc.unreadable[u.Dir.Reverse()] > 0 {
-			l.rpc.unreadable[u.Dir.Reverse()]--
+		if q := l.rpc.unreadable[u.Dir.Reverse()]; len(q) > 0 {
+			l.rpc.unreadable[u.Dir.Reverse()] = q[1:]
+			if u.Kind == wire.KindError && u.cls.HasErrorCode && u.cls.ErrorCode != q[0].code {
+				l.report("jsonrpc/unreadable-reply-code", []uint64{q[0].seq, u.Seq}, "the message at seq %d was answered with code %d, want %d (%s)",
+					q[0].seq, u.cls.ErrorCode, q[0].code, ErrorCodes[q[0].code])
+			}
 			return
 		}
 		l.report("jsonrpc/reply-to-notification", []uint64{u.Seq},
@@ -152,6 +170,7 @@ func (l *linter) rpcResponse(u unit) {
 	}
 	delete(l.rpc.pending, k)
 	l.rpc.answered[k] = u.Seq
+	l.batchSeparateReply(u)
 	l.acpResponse(req, u)
 }
 

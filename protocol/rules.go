@@ -101,6 +101,7 @@ var rules = []Rule{
 	{"jsonrpc/response-duplicate", Error, "second response to a request already answered", refResponse},
 	{"jsonrpc/duplicate-id", Error, "request reuses the id of one still in flight in the same direction", refRequest},
 	{"jsonrpc/reply-to-notification", Error, "response with a null id while nothing unreadable was sent: notifications get no reply", refNotification},
+	{"jsonrpc/unreadable-reply-code", Warning, "error answering an unreadable message has the wrong code (-32700 for invalid JSON, -32600 for an invalid request)", refErrorObject},
 	{"jsonrpc/unanswered", Warning, "request never answered by the end of a finished capture", refResponse},
 
 	{"stdio/non-json-stdout", Error, "agent wrote a line to stdout that is not a JSON-RPC message", refStdio},
@@ -118,6 +119,8 @@ var rules = []Rule{
 	{"batch/all-notifications-reply", Error, "all-notification batch got a reply", refBatch},
 	{"batch/invalid-entry", Warning, "batch entry is not a valid request, notification or response", refBatch},
 	{"batch/invalid-entry-reply", Error, "invalid batch entries did not each get a -32600 error with id null", refBatch},
+	{"batch/reply-not-array", Warning, "requests of a batch answered one by one instead of in one array", refBatch},
+	{"batch/missing-response", Warning, "batch reply lacks a response for one of the batch's requests", refBatch},
 	{"batch/lifecycle", Warning, "lifecycle method (initialize, authenticate, session/new, session/load, session/prompt) sent in a batch", refBatch},
 	{"batch/v1", Info, "batch sent although protocol v1 speaks of individual messages", refStdio},
 

@@ -245,6 +245,12 @@ func (b *builder) update(u unit, s *Session, upd map[string]any, raw []byte) {
 func (b *builder) chunk(u unit, s *Session, kind ItemKind, upd map[string]any) {
 	text := blockOf(obj(upd, "content")).Summary()
 	msgID := str(upd, "messageId")
+	if kind == ItemUser && s.loading != nil && answered(s.loading) {
+		// A replayed user message after the agent's reply opens the next
+		// replayed turn.
+		s.loading = &Turn{Index: s.nextIndex(), Replayed: true}
+		s.Turns = append(s.Turns, s.loading)
+	}
 	t := s.current()
 	// Info updates (usage, title, config…) arrive mid-message; they do not
 	// end it. Anything else (a tool call, a thought) does.
@@ -455,4 +461,15 @@ func (b *builder) stateUpdate(u unit, s *Session, upd map[string]any, raw []byte
 	if e := obj(upd, "error"); e != nil {
 		t.Error = str(e, "message")
 	}
+}
+
+// answered reports whether a turn holds anything beyond user messages and
+// info updates: the agent has replied in it.
+func answered(t *Turn) bool {
+	for _, it := range t.Items {
+		if it.Kind != ItemUser && it.Kind != ItemInfo {
+			return true
+		}
+	}
+	return false
 }

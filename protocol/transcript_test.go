@@ -86,6 +86,8 @@ func TestTranscriptShapes(t *testing.T) {
 		"client", `{"jsonrpc":"2.0","id":1,"method":"session/load","params":{`+sid+`,"cwd":"/","mcpServers":[]}}`,
 		"agent", upd(`{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"old question"}}`),
 		"agent", upd(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"old answer"}}`),
+		"agent", upd(`{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"second question"}}`),
+		"agent", upd(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"second answer"}}`),
 		"agent", `{"jsonrpc":"2.0","id":1,"result":{}}`,
 		"client", `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{`+sid+`,"prompt":[{"type":"text","text":"fix it"},{"type":"image","mimeType":"image/png","data":"AAAA"}]}}`,
 		"agent", upd(`{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"think"}}`),
@@ -111,22 +113,27 @@ func TestTranscriptShapes(t *testing.T) {
 		t.Fatalf("sessions: %d", len(tr.Sessions))
 	}
 	s := tr.Sessions[0]
-	if len(s.Turns) != 2 || !s.Turns[0].Replayed || s.Turns[1].StopReason != "cancelled" || s.Turns[1].CancelSeq == 0 {
+	if len(s.Turns) != 3 || !s.Turns[0].Replayed || !s.Turns[1].Replayed || s.Turns[2].StopReason != "cancelled" || s.Turns[2].CancelSeq == 0 {
 		t.Fatalf("turns: %+v", s.Turns)
 	}
-	for _, it := range s.Turns[0].Items {
-		if !it.Replayed {
-			t.Errorf("replayed item not marked: %+v", it)
+	for _, turn := range s.Turns[:2] {
+		if len(turn.Items) != 2 {
+			t.Errorf("replayed turn %d has %d items, want a question and an answer", turn.Index, len(turn.Items))
+		}
+		for _, it := range turn.Items {
+			if !it.Replayed {
+				t.Errorf("replayed item not marked: %+v", it)
+			}
 		}
 	}
 	kinds := ""
-	for _, it := range s.Turns[1].Items {
+	for _, it := range s.Turns[2].Items {
 		kinds += string(it.Kind) + " "
 	}
 	if want := "thought agent agent plan plan tool permission call info unknown "; kinds != want {
 		t.Errorf("items %q, want %q", kinds, want)
 	}
-	items := s.Turns[1].Items
+	items := s.Turns[2].Items
 	if items[1].Text != "Hello" || items[2].Text != "Next" {
 		t.Errorf("message split by messageId: %q %q", items[1].Text, items[2].Text)
 	}
@@ -140,8 +147,8 @@ func TestTranscriptShapes(t *testing.T) {
 	if len(s.Plans) != 2 || s.Plan.Entries[0].Status != "completed" || s.Mode != "code" {
 		t.Errorf("plans %d latest %+v mode %q", len(s.Plans), s.Plan, s.Mode)
 	}
-	if !strings.Contains(s.Turns[1].Prompt[1].Summary(), "image image/png") {
-		t.Errorf("image summary %q", s.Turns[1].Prompt[1].Summary())
+	if !strings.Contains(s.Turns[2].Prompt[1].Summary(), "image image/png") {
+		t.Errorf("image summary %q", s.Turns[2].Prompt[1].Summary())
 	}
 	var buf bytes.Buffer
 	if err := RenderMarkdown(&buf, tr, RenderOptions{}); err != nil {
