@@ -1,0 +1,158 @@
+package replay
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/demo"
+	"github.com/acpscope/acpscope/wire"
+)
+
+const gooseFixture = "../../shared/fixtures/acp-devtools-handshakes/goose-1.37.0.json"
+
+// loadFixture imports an acp-devtools export and loads it for replay.
+func loadFixture(t *testing.T, path string) []Message {
+	t.Helper()
+	if matches, _ := filepath.Glob(path); len(matches) == 0 {
+		t.Skipf("fixture %s is absent (it lives beside the repository, in ../shared/fixtures)", path)
+	}
+	dst := filepath.Join(t.TempDir(), "fixture.acpscope")
+	if _, err := capture.Import(path, dst); err != nil {
+		t.Fatal(err)
+	}
+	r, err := capture.Open(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	msgs, err := Load(r, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return msgs
+}
+
+// TestReplayGooseAsAgentToDemoClient serves a real goose session to the
+// demo client. The client's prompts are not goose's, so "works" means:
+// initialize and session/new are answered from the recording (the client
+// ends up in goose's session), the demo client's prompt is refused with
+// a JSON-RPC error naming the nearest recorded prompt, and stderr shows
+// the diff.
+func TestReplayGooseAsAgentToDemoClient(t *testing.T) {
+	rec := loadFixture(t, gooseFixture)
+	res, sum, clientErr, log := serveToDemoClient(t, rec, demo.ClientOptions{Prompts: []string{"Hello there"}})
+	if res.Served < 2 {
+		t.Errorf("served %d requests, want initialize and session/new at least\n%s", res.Served, log)
+	}
+	if len(sum.Sessions) == 0 || sum.Sessions[0].ID != "20260612_3" {
+		t.Errorf("demo client sessions %+v, want goose's 20260612_3\n%s", sum.Sessions, log)
+	}
+	if sum.ProtocolVersion != 1 || !sum.LoadSession {
+		t.Errorf("demo client did not get goose's initialize answer: %+v", sum)
+	}
+	if res.Unmatched != 1 {
+		t.Errorf("unmatched %d, want 1 (the demo prompt)\n%s", res.Unmatched, log)
+	}
+	for _, want := range []string{"no recorded session/prompt matches", "nearest is recorded #16", `prompt.0.text: "Hi Goose!" → "Hello there"`} {
+		if !strings.Contains(log, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, log)
+		}
+	}
+	if clientErr == nil || !strings.Contains(clientErr.Error(), "no recorded session/prompt matches") {
+		t.Errorf("the demo client did not get the replay's error for its prompt: %v", clientErr)
+	}
+}
+
+// TestReplayFixturesAsClientPlan checks that every fixture loads, pairs
+// and folds (the replay plan) without losing messages.
+func TestReplayFixturesLoad(t *testing.T) {
+	files, _ := filepath.Glob("../../shared/fixtures/acp-devtools-handshakes/*.json")
+	if len(files) == 0 {
+		t.Skip("no fixtures in ../shared/fixtures")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			msgs := loadFixture(t, f)
+			n := 0
+			for _, it := range Fold(msgs, false) {
+				n += len(it.Msgs)
+			}
+			if n != len(msgs) {
+				t.Errorf("folding kept %d of %d messages", n, len(msgs))
+			}
+			for _, m := range msgs {
+				if m.IsResponse() && m.Method == "" && m.Peer >= 0 {
+					t.Errorf("response #%d paired but has no method", m.Seq)
+				}
+			}
+		})
+	}
+}
+
+// TestReplayAsAgentRebindsTerminal serves a recording whose client minted
+// terminal ids; a live client minting others must see its own ids in the
+// agent's later messages.
+func TestReplayAsAgentRebindsTerminal(t *testing.T) {
+	rec := conv(
+		`c {"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`,
+		`a {"jsonrpc":"2.0","id":1,"result":{"sessionId":"s-rec"}}`,
+		`c {"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s-rec","prompt":[{"type":"text","text":"run"}]}}`,
+		`a {"jsonrpc":"2.0","id":0,"method":"terminal/create","params":{"sessionId":"s-rec","command":"go","args":["test"]}}`,
+		`c {"jsonrpc":"2.0","id":0,"result":{"terminalId":"term-rec"}}`,
+		`a {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s-rec","update":{"sessionUpdate":"tool_call","toolCallId":"t1","title":"go test","content":[{"type":"terminal","terminalId":"term-rec"}]}}}`,
+		`a {"jsonrpc":"2.0","id":1,"method":"terminal/output","params":{"sessionId":"s-rec","terminalId":"term-rec"}}`,
+		`c {"jsonrpc":"2.0","id":1,"result":{"output":"ok","truncated":false}}`,
+		`a {"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}`,
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	toAgentR, toAgentW := io.Pipe()
+	toClientR, toClientW := io.Pipe()
+	done := make(chan *AgentResult, 1)
+	go func() { // the replaying agent
+		res, _ := RunAgent(ctx, rec, toAgentR, toClientW, AgentOptions{})
+		toClientW.Close()
+		done <- res
+	}()
+	client := newPeer(toClientR, toAgentW, wire.DirAgent, nil)
+	expect := func(method string) Message {
+		t.Helper()
+		select {
+		case m := <-client.in:
+			if m.Method != method && method != "" {
+				t.Fatalf("got %s %s, want %s: %s", m.Kind, m.Method, method, m.Body)
+			}
+			return m
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting for %s", method)
+		}
+		return Message{}
+	}
+	client.send([]byte(`{"jsonrpc":"2.0","id":"a","method":"session/new","params":{"cwd":"/elsewhere","mcpServers":[]}}`))
+	if m := expect(""); string(m.ID) != `"a"` || !strings.Contains(string(m.Body), `"s-rec"`) {
+		t.Fatalf("session/new answered %s", m.Body)
+	}
+	client.send([]byte(`{"jsonrpc":"2.0","id":"b","method":"session/prompt","params":{"sessionId":"s-rec","prompt":[{"type":"text","text":"run"}]}}`))
+	create := expect("terminal/create")
+	client.send(SetID([]byte(`{"jsonrpc":"2.0","id":0,"result":{"terminalId":"term-LIVE"}}`), create.ID))
+	update := expect("session/update")
+	output := expect("terminal/output")
+	for _, m := range []Message{update, output} {
+		if strings.Contains(string(m.Body), "term-rec") || !strings.Contains(string(m.Body), "term-LIVE") {
+			t.Errorf("terminal id not rebound: %s", m.Body)
+		}
+	}
+	client.send(SetID([]byte(`{"jsonrpc":"2.0","id":0,"result":{"output":"ok","truncated":false}}`), output.ID))
+	if m := expect(""); string(m.ID) != `"b"` || !strings.Contains(string(m.Body), "end_turn") {
+		t.Errorf("prompt answered %s", m.Body)
+	}
+	toAgentW.Close()
+	if res := <-done; res == nil || res.Served != 2 || res.Unmatched != 0 {
+		t.Errorf("result %+v", res)
+	}
+}
