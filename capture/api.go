@@ -29,6 +29,9 @@ type WriterOptions struct {
 	Warn func(msg string)
 	// CommitDelay slows every commit down (tests of overflow accounting).
 	CommitDelay time.Duration
+
+	// maxFileSize makes writes fail past this size (tests of disk full).
+	maxFileSize int
 }
 
 // Stats are the writer's running counters.

@@ -1,0 +1,278 @@
+package capture
+
+import (
+	"time"
+
+	"github.com/acpscope/acpscope/wire"
+)
+
+// builder is the framing goroutine's state: it turns queued chunks into
+// records (framing, classifying, pairing), packs them into segments and
+// index postings, and hands finished groups to the committer.
+type builder struct {
+	w       *Writer
+	framers map[streamKey]*lineFramer
+	pairers map[uint32]*wire.Pairer
+	next    uint64 // the next sequence number
+
+	g *group
+
+	// the open segment
+	enc      segEncoder
+	segBody  []byte
+	segFirst uint64
+}
+
+// segValue is one segment ready to store.
+type segValue struct {
+	first      uint64
+	meta, body []byte
+}
+
+// group is what one transaction commits.
+type group struct {
+	first, last uint64 // seq range; first == 0 when the group has no records
+	segs        []segValue
+	post        [4]map[string][]uint64 // by Index-1: term → seqs
+	pairs       [][2]uint64            // request seq, response seq
+	records     int
+	bytes       int64
+	frames      int64 // wire frames (not batch members), for loss counts
+	wireBytes   int64
+	big         bool // holds a message larger than bigMessage
+	started     time.Time
+	final       bool
+}
+
+// bigMessage is the size after which the memory a message took is given
+// back to the OS once it is committed.
+const bigMessage = 16 << 20
+
+func newBuilder(w *Writer) *builder {
+	return &builder{
+		w:       w,
+		framers: make(map[streamKey]*lineFramer),
+		pairers: make(map[uint32]*wire.Pairer),
+		next:    1,
+	}
+}
+
+func (b *builder) group() *group {
+	if b.g == nil {
+		b.g = &group{started: time.Now()}
+	}
+	return b.g
+}
+
+// handle processes one queued item.
+func (b *builder) handle(it *item) {
+	if it.kind == itemFrame {
+		b.message(it.conn, it.dir, it.t, it.data, it.flags, it.env)
+		b.g.frames++
+		b.g.wireBytes += int64(len(it.data))
+		return
+	}
+	k := streamKey{it.conn, it.stream}
+	f := b.framers[k]
+	if f == nil {
+		f = new(lineFramer)
+		b.framers[k] = f
+	}
+	emit := func(line []byte, lost bool) {
+		var flags wire.Flags
+		if lost {
+			flags = wire.FlagTruncated
+		}
+		b.line(it, line, flags)
+	}
+	if it.gap {
+		if it.resync {
+			b.w.tap.lostMsgs.Add(1)
+		}
+		f.gap(it.resync, emit)
+	}
+	switch it.kind {
+	case itemChunk:
+		f.push(it.data, emit)
+	case itemEnd:
+		f.flush(func(line []byte) { b.line(it, line, wire.FlagPartial) })
+		delete(b.framers, k)
+	}
+}
+
+// flushAll records every stream's unfinished frame as partial (Close).
+func (b *builder) flushAll() {
+	for k, f := range b.framers {
+		it := &item{stream: k.stream, dir: k.stream.Dir(), conn: k.conn, t: time.Now().UnixNano()}
+		f.flush(func(line []byte) { b.line(it, line, wire.FlagPartial) })
+	}
+	clear(b.framers)
+}
+
+// line records one framed line of a stream.
+func (b *builder) line(it *item, line []byte, flags wire.Flags) {
+	g := b.group()
+	g.frames++
+	g.wireBytes += int64(len(line))
+	if it.stream == StreamStderr {
+		r := Record{Seq: b.next, Time: it.t, Dir: wire.DirAgent, Kind: wire.KindStderr,
+			Flags: flags | crlfFlag(line), Conn: it.conn, Size: int64(len(line))}
+		b.add(&r, line)
+		return
+	}
+	b.message(it.conn, it.dir, it.t, line, flags, nil)
+}
+
+// message classifies and records one frame, and a batch's members.
+func (b *builder) message(conn uint32, dir wire.Dir, t int64, body []byte, flags wire.Flags, env *wire.Envelope) {
+	m := wire.Classify(body)
+	r := b.fromMessage(conn, dir, t, &m, body)
+	r.Flags |= flags
+	r.HTTP = env
+	batch := b.add(&r, body)
+	for i := range m.Members {
+		mem := &m.Members[i]
+		el := body[mem.Start:mem.End]
+		mr := b.fromMessage(conn, dir, t, &mem.Message, el)
+		mr.Parent = batch
+		mr.HTTP = env
+		b.add(&mr, el)
+	}
+}
+
+// fromMessage builds a record for the next seq and pairs it.
+func (b *builder) fromMessage(conn uint32, dir wire.Dir, t int64, m *wire.Message, body []byte) Record {
+	r := Record{Seq: b.next, Time: t, Dir: dir, Kind: m.Kind, Flags: m.Flags, Conn: conn,
+		Method: m.Method, Session: m.SessionID, ErrorCode: m.ErrorCode, Size: int64(len(body))}
+	if m.ID != nil {
+		r.ID = append([]byte(nil), m.ID...)
+	}
+	b.pair(&r, m.Result)
+	return r
+}
+
+// pair notes requests and links responses to them.
+func (b *builder) pair(r *Record, result []byte) {
+	if r.Kind != wire.KindRequest && r.Kind != wire.KindResponse && r.Kind != wire.KindError {
+		return
+	}
+	p := b.pairers[r.Conn]
+	if p == nil {
+		p = wire.NewPairer()
+		b.pairers[r.Conn] = p
+	}
+	if r.Kind == wire.KindRequest {
+		p.Request(wire.Pending{Dir: r.Dir, ID: string(r.ID), Seq: r.Seq, Time: r.Time, Method: r.Method, SessionID: r.Session})
+		return
+	}
+	req, ok := p.Response(r.Dir, r.ID)
+	if !ok {
+		return
+	}
+	r.Peer = req.Seq
+	r.Latency = time.Duration(r.Time - req.Time)
+	r.Method = req.Method
+	r.Session = wire.ResponseSession(req, result)
+	g := b.group()
+	g.pairs = append(g.pairs, [2]uint64{req.Seq, r.Seq})
+}
+
+// add stores r (whose Seq is b.next) with body and returns its seq.
+func (b *builder) add(r *Record, body []byte) uint64 {
+	g := b.group()
+	if g.first == 0 {
+		g.first = r.Seq
+	}
+	g.last = r.Seq
+	g.records++
+	g.bytes += int64(len(body))
+	b.next++
+	b.w.records.Add(1)
+	if len(body) > bigMessage {
+		g.big = true
+	}
+	if len(body) > segMaxBytes {
+		b.closeSegment()
+		r.Body = body
+		b.segFirst = r.Seq
+		b.enc.add(r)
+		b.segBody = body
+		b.closeSegment()
+	} else {
+		if b.enc.count == segMaxRecords || len(b.segBody)+len(body) > segMaxBytes {
+			b.closeSegment()
+		}
+		if b.enc.count == 0 {
+			b.segFirst = r.Seq
+		}
+		off := len(b.segBody)
+		b.segBody = append(b.segBody, body...)
+		r.Body = b.segBody[off:len(b.segBody):len(b.segBody)]
+		b.enc.add(r)
+	}
+	r.Body = nil
+	b.index(r)
+	return r.Seq
+}
+
+// index adds r's terms to the group's postings.
+func (b *builder) index(r *Record) {
+	if r.Method != "" {
+		b.post(IndexMethod, r.Method, r.Seq)
+	}
+	if r.Session != "" {
+		b.post(IndexSession, r.Session, r.Seq)
+	}
+	if r.ID == nil {
+		return
+	}
+	sender := r.Dir
+	switch r.Kind {
+	case wire.KindRequest:
+	case wire.KindResponse, wire.KindError:
+		sender = r.Dir.Reverse()
+	default:
+		return
+	}
+	ix := IndexIDClient
+	if sender == wire.DirAgent {
+		ix = IndexIDAgent
+	}
+	b.post(ix, string(r.ID), r.Seq)
+}
+
+func (b *builder) post(ix Index, term string, seq uint64) {
+	g := b.group()
+	m := g.post[ix-1]
+	if m == nil {
+		m = make(map[string][]uint64)
+		g.post[ix-1] = m
+	}
+	m[term] = append(m[term], seq)
+}
+
+// closeSegment moves the open segment into the group.
+func (b *builder) closeSegment() {
+	if b.enc.count == 0 {
+		return
+	}
+	g := b.group()
+	g.segs = append(g.segs, segValue{first: b.segFirst, meta: b.enc.value(), body: b.segBody})
+	b.enc.reset()
+	b.segBody = nil
+}
+
+// take ends the current group and returns it (nil when empty).
+func (b *builder) take() *group {
+	b.closeSegment()
+	g := b.g
+	b.g = nil
+	return g
+}
+
+// full reports whether the group reached a commit bound.
+func (b *builder) full() bool {
+	g := b.g
+	o := &b.w.opts
+	return g != nil && (g.records >= o.CommitRecords || g.bytes >= o.CommitBytes)
+}

@@ -1,0 +1,195 @@
+package capture
+
+import (
+	"fmt"
+	"os"
+	"runtime/debug"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// build is the builder goroutine: it drains the tap's queue into groups
+// and hands each to the committer when it reaches a bound (CommitEvery
+// after its first record, CommitRecords, CommitBytes). Close stops it.
+func (w *Writer) build() {
+	defer close(w.commits)
+	b := newBuilder(w)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var due <-chan time.Time
+	send := func(final bool) {
+		g := b.take()
+		if g == nil {
+			g = &group{}
+		}
+		g.final = final
+		timer.Stop()
+		due = nil
+		w.commits <- g
+	}
+	handle := func(it *item) {
+		w.tap.queued.Add(-int64(len(it.data)))
+		open := b.g != nil
+		b.handle(it)
+		if !open && b.g != nil {
+			timer.Reset(w.opts.CommitEvery)
+			due = timer.C
+		}
+		if b.full() {
+			send(false)
+		}
+	}
+	for {
+		select {
+		case it := <-w.tap.queue:
+			handle(&it)
+		case <-due:
+			send(false)
+		case <-w.poke:
+			send(false)
+		case <-w.stop:
+			for drained := false; !drained; {
+				select {
+				case it := <-w.tap.queue:
+					handle(&it)
+				default:
+					drained = true
+				}
+			}
+			w.tap.lostMsgs.Add(w.tap.unresolvedGaps())
+			b.flushAll()
+			send(true)
+			return
+		}
+	}
+}
+
+// commitLoop is the committer goroutine: one transaction per group. It
+// ends when the builder closes the channel after the final group.
+func (w *Writer) commitLoop() {
+	defer close(w.done)
+	for g := range w.commits {
+		if d := w.opts.CommitDelay; d > 0 {
+			time.Sleep(d)
+		}
+		w.checkLoss()
+		err := w.commit(g)
+		if err != nil {
+			w.writeErrs.Add(1)
+			w.tap.lostMsgs.Add(g.frames)
+			w.tap.lostBytes.Add(g.wireBytes)
+			w.metaMu.Lock()
+			w.lastError = err.Error()
+			w.metaDirty = true
+			w.metaMu.Unlock()
+			w.checkLoss()
+		} else if g.records > 0 {
+			w.committed.Add(uint64(g.records))
+		}
+		if g.big {
+			debug.FreeOSMemory()
+		}
+		if w.feed != nil && err == nil {
+			w.feed.advance(g.last)
+		}
+	}
+}
+
+// checkLoss tells apart bursts of loss: any new loss since the last
+// check starts a burst (and one warning) unless one is already running.
+func (w *Writer) checkLoss() {
+	events := w.tap.lossEvents.Load() + w.writeErrs.Load()
+	if events == w.seenLoss {
+		w.inBurst = false
+		return
+	}
+	w.seenLoss = events
+	if w.inBurst {
+		return
+	}
+	w.inBurst = true
+	w.bursts.Add(1)
+	l := w.Meta().Loss
+	if l.LastError != "" && l.WriteErrors > 0 {
+		w.opts.Warn(fmt.Sprintf("acpscope: capture lost %d messages (%d bytes) so far: writing %s failed: %s; forwarding continues",
+			l.Messages, l.Bytes, w.path, l.LastError))
+		return
+	}
+	w.opts.Warn(fmt.Sprintf("acpscope: capture lost %d messages (%d bytes) so far: queue full, the disk is slower than the traffic; forwarding continues",
+		l.Messages, l.Bytes))
+}
+
+// commit writes one group in one transaction.
+func (w *Writer) commit(g *group) error {
+	if w.failed != nil {
+		return w.failed
+	}
+	if fi, err := os.Stat(w.path); err != nil || !os.SameFile(fi, w.info) {
+		w.failed = fmt.Errorf("%s: %w", w.path, errFileGone)
+		return w.failed
+	}
+	w.metaMu.Lock()
+	if g.final {
+		w.meta.End = time.Now().UTC()
+	}
+	meta := w.meta
+	meta.Loss = w.loss()
+	storeMeta := w.metaDirty || g.final || meta.Loss != w.lossSaved
+	w.metaDirty = false
+	w.metaMu.Unlock()
+	if g.records == 0 && !storeMeta {
+		return nil
+	}
+	err := w.db.Update(func(tx *bolt.Tx) error {
+		if err := putGroup(tx, g); err != nil {
+			return err
+		}
+		if storeMeta {
+			return putMeta(tx.Bucket(bucketMeta), &meta)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("committing to %s: %w", w.path, err)
+	}
+	if storeMeta {
+		w.lossSaved = meta.Loss
+	}
+	return nil
+}
+
+// putGroup stores a group's segments, postings and pairs.
+func putGroup(tx *bolt.Tx, g *group) error {
+	if g.records == 0 {
+		return nil
+	}
+	msgs, bodies := tx.Bucket(bucketMsgs), tx.Bucket(bucketBodies)
+	msgs.FillPercent, bodies.FillPercent = 1, 1 // append-only: keep pages full
+	for _, s := range g.segs {
+		k := seqKey(s.first)
+		if err := msgs.Put(k, s.meta); err != nil {
+			return err
+		}
+		if err := bodies.Put(k, s.body); err != nil {
+			return err
+		}
+	}
+	for i, terms := range g.post {
+		bk := tx.Bucket(indexBucket(Index(i + 1)))
+		for term, seqs := range terms {
+			v := appendPostings(make([]byte, 0, len(seqs)*2), g.first, seqs)
+			if err := bk.Put(postingKey(indexTerm(term), g.first), v); err != nil {
+				return err
+			}
+		}
+	}
+	pairs := tx.Bucket(bucketPairs)
+	pairs.FillPercent = 0.9
+	for _, p := range g.pairs {
+		if err := pairs.Put(seqKey(p[0]), seqKey(p[1])); err != nil {
+			return err
+		}
+	}
+	return tx.Bucket(bucketMeta).Put(keyLast, seqKey(g.last))
+}

@@ -1,0 +1,104 @@
+package capture
+
+import (
+	"path/filepath"
+	"sync"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// tempCapture returns a fresh capture path in a test's temp dir and
+// registers a cleanup that runs bbolt's consistency check on the file,
+// so every database a test writes is checked.
+func tempCapture(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "test.acpscope")
+	t.Cleanup(func() { checkDB(t, path) })
+	return path
+}
+
+// checkDB runs tx.Check on a finished capture, if it exists.
+func checkDB(t testing.TB, path string) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: openTimeout})
+	if err != nil {
+		if !fileExists(path) {
+			return
+		}
+		t.Errorf("tx.Check: opening %s: %v", path, err)
+		return
+	}
+	defer db.Close()
+	err = db.View(func(tx *bolt.Tx) error {
+		for err := range tx.Check() {
+			t.Errorf("tx.Check %s: %v", path, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Errorf("tx.Check %s: %v", path, err)
+	}
+}
+
+// createTest makes a writer on a checked temp capture, with fsync off
+// unless sync is wanted, and closes it at cleanup.
+func createTest(t testing.TB, opts WriterOptions) *Writer {
+	t.Helper()
+	w, err := Create(tempCapture(t), opts)
+	if err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
+// warnings collects Warn calls.
+type warnings struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (ws *warnings) warn(s string) {
+	ws.mu.Lock()
+	ws.lines = append(ws.lines, s)
+	ws.mu.Unlock()
+}
+
+func (ws *warnings) all() []string {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return append([]string(nil), ws.lines...)
+}
+
+// openTest opens a finished capture and closes it at cleanup.
+func openTest(t testing.TB, path string) *Reader {
+	t.Helper()
+	r, err := Open(path)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// readAll returns every record with its body.
+func readAll(t testing.TB, r *Reader) []Record {
+	t.Helper()
+	var out []Record
+	err := r.Scan(1, func(rec *Record) bool {
+		out = append(out, *rec)
+		return true
+	})
+	if err != nil {
+		t.Fatalf("Scan: %v", err)
+	}
+	for i := range out {
+		body, err := r.Body(out[i].Seq)
+		if err != nil {
+			t.Fatalf("Body(%d): %v", out[i].Seq, err)
+		}
+		out[i].Body = body
+	}
+	return out
+}

@@ -1,0 +1,116 @@
+package capture
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+)
+
+// The on-disk layout (FormatVersion 1). Every bucket is declared once
+// here so a typo cannot create a new one.
+//
+//	meta         "version" → decimal FormatVersion
+//	             "meta"    → Meta as JSON
+//	             "last"    → 8-byte big-endian highest committed seq
+//	             "findings"→ []Finding as JSON
+//	msgs         seg key → encoded metadata of a segment's records
+//	bodies       seg key → the segment's bodies, concatenated
+//	pairs        8-byte request seq → 8-byte response seq
+//	idx-method, idx-session, idx-id-client, idx-id-agent
+//	             term 0x00 8-byte commit seq → varint-delta seqs
+//
+// A segment key is the 8-byte big-endian seq of its first record, so
+// byte order is time order and a cursor Seek + Prev finds any seq.
+var (
+	bucketMeta     = []byte("meta")
+	bucketMsgs     = []byte("msgs")
+	bucketBodies   = []byte("bodies")
+	bucketPairs    = []byte("pairs")
+	bucketMethod   = []byte("idx-method")
+	bucketSession  = []byte("idx-session")
+	bucketIDClient = []byte("idx-id-client")
+	bucketIDAgent  = []byte("idx-id-agent")
+
+	allBuckets = [][]byte{bucketMeta, bucketMsgs, bucketBodies, bucketPairs,
+		bucketMethod, bucketSession, bucketIDClient, bucketIDAgent}
+
+	keyVersion  = []byte("version")
+	keyMeta     = []byte("meta")
+	keyLast     = []byte("last")
+	keyFindings = []byte("findings")
+)
+
+// Segment limits: a segment never spans a commit and holds at most this
+// many records or body bytes; a larger body is a segment of its own.
+const (
+	segMaxRecords = 256
+	segMaxBytes   = 256 << 10
+)
+
+// maxTermLen bounds index keys (bbolt keys are limited to 32 KiB); longer
+// terms are indexed by a digest, which Lookup computes the same way.
+const maxTermLen = 512
+
+// indexBucket returns the bucket name of an index, nil if unknown.
+func indexBucket(ix Index) []byte {
+	switch ix {
+	case IndexMethod:
+		return bucketMethod
+	case IndexSession:
+		return bucketSession
+	case IndexIDClient:
+		return bucketIDClient
+	case IndexIDAgent:
+		return bucketIDAgent
+	}
+	return nil
+}
+
+// indexTerm turns a term into the bytes stored in index keys.
+func indexTerm(term string) string {
+	if len(term) <= maxTermLen {
+		return term
+	}
+	sum := sha256.Sum256([]byte(term))
+	return "\xff\xfesha256:" + string(sum[:])
+}
+
+// seqKey encodes a sequence number as a bucket key.
+func seqKey(seq uint64) []byte {
+	var k [8]byte
+	binary.BigEndian.PutUint64(k[:], seq)
+	return k[:]
+}
+
+// postingKey is term + 0x00 + the commit's first seq.
+func postingKey(term string, first uint64) []byte {
+	k := make([]byte, 0, len(term)+9)
+	k = append(k, term...)
+	k = append(k, 0)
+	return binary.BigEndian.AppendUint64(k, first)
+}
+
+// appendPostings delta-encodes ascending seqs against base.
+func appendPostings(dst []byte, base uint64, seqs []uint64) []byte {
+	prev := base
+	for _, s := range seqs {
+		dst = binary.AppendUvarint(dst, s-prev)
+		prev = s
+	}
+	return dst
+}
+
+// decodePostings is the inverse of appendPostings; it reports false on
+// malformed input.
+func decodePostings(dst []uint64, base uint64, v []byte) ([]uint64, bool) {
+	prev := base
+	for len(v) > 0 {
+		d, n := binary.Uvarint(v)
+		if n <= 0 {
+			return dst, false
+		}
+		prev += d
+		dst = append(dst, prev)
+		v = v[n:]
+	}
+	return dst, true
+}

@@ -1,0 +1,372 @@
+package capture
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// openTimeout is how long Open waits for the file lock a running proxy
+// holds before saying the capture is live.
+var openTimeout = 150 * time.Millisecond
+
+// Reader reads a finished capture file. It is safe for concurrent use.
+type Reader struct {
+	path string
+	db   *bolt.DB
+	meta Meta
+	last uint64
+
+	mu     sync.Mutex // guards cached and closed
+	cached *segment
+	closed bool
+}
+
+// Open opens a capture read-only. It returns an error wrapping ErrLive
+// when a running proxy holds the file, ErrCorrupt or ErrNotCapture when
+// the file cannot be read as a capture.
+func Open(path string) (*Reader, error) {
+	if err := checkHeader(path); err != nil {
+		return nil, err
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: openTimeout})
+	switch {
+	case errors.Is(err, bolt.ErrTimeout):
+		return nil, liveError(path)
+	case err != nil:
+		return nil, corruptError(path, err)
+	}
+	r := &Reader{path: path, db: db}
+	if err := r.load(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func liveError(path string) error {
+	return fmt.Errorf("opening capture %s: %w: it is live: use `acpscope tail` or the inspector, which read its feed", path, ErrLive)
+}
+
+func corruptError(path string, cause error) error {
+	return fmt.Errorf("opening capture %s: %w (%v); it cannot be read: if a proxy was killed while creating it, delete it; otherwise keep it and report the problem", path, ErrCorrupt, cause)
+}
+
+// checkHeader rejects what bbolt would misread: a missing, empty or
+// foreign file (bbolt's first page carries its magic number at byte 16).
+func checkHeader(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("opening capture %s: %w; `acpscope ls` lists the captures", path, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("opening capture %s: %w", path, err)
+	}
+	defer f.Close()
+	var hdr [32]byte
+	if _, err := io.ReadFull(f, hdr[:]); err != nil {
+		return corruptError(path, errors.New("shorter than a database header"))
+	}
+	if binary.LittleEndian.Uint32(hdr[16:]) != 0xED0CDAED {
+		return corruptError(path, errors.New("not a bbolt database"))
+	}
+	return nil
+}
+
+// guard turns a panic or a memory fault (bbolt reads pages through an
+// mmap, and a damaged file can point anywhere) into ErrCorrupt. Call as
+// defer r.guard(&err)() at the top of every read.
+func (r *Reader) guard(err *error) func() {
+	old := debug.SetPanicOnFault(true)
+	return func() {
+		debug.SetPanicOnFault(old)
+		if p := recover(); p != nil {
+			*err = corruptError(r.path, fmt.Errorf("reading the database failed: %v", p))
+		}
+	}
+}
+
+// load reads the metadata and checks that the file is whole.
+func (r *Reader) load() (err error) {
+	defer r.guard(&err)()
+	fi, err := os.Stat(r.path)
+	if err != nil {
+		return fmt.Errorf("opening capture %s: %w", r.path, err)
+	}
+	return r.db.View(func(tx *bolt.Tx) error {
+		if tx.Size() > fi.Size() {
+			return corruptError(r.path, fmt.Errorf("truncated: %d of %d bytes", fi.Size(), tx.Size()))
+		}
+		mb := tx.Bucket(bucketMeta)
+		if mb == nil || mb.Get(keyVersion) == nil {
+			return fmt.Errorf("opening %s: %w (a bbolt database without acpscope metadata)", r.path, ErrNotCapture)
+		}
+		if v, _ := strconv.Atoi(string(mb.Get(keyVersion))); v != FormatVersion {
+			return fmt.Errorf("opening capture %s: format version %q is not %d: use the acpscope version that wrote it", r.path, mb.Get(keyVersion), FormatVersion)
+		}
+		for _, name := range allBuckets {
+			if tx.Bucket(name) == nil {
+				return corruptError(r.path, fmt.Errorf("bucket %s missing", name))
+			}
+		}
+		if err := json.Unmarshal(mb.Get(keyMeta), &r.meta); err != nil {
+			return corruptError(r.path, fmt.Errorf("metadata: %v", err))
+		}
+		if last := mb.Get(keyLast); len(last) == 8 {
+			r.last = binary.BigEndian.Uint64(last)
+		}
+		return nil
+	})
+}
+
+// Path returns the file's path.
+func (r *Reader) Path() string { return r.path }
+
+// Meta returns the capture's metadata.
+func (r *Reader) Meta() Meta { return r.meta }
+
+// Last returns the highest sequence number stored (0 if none).
+func (r *Reader) Last() uint64 { return r.last }
+
+// Record returns the metadata of one record, without its body.
+func (r *Reader) Record(seq uint64) (rec Record, err error) {
+	defer r.guard(&err)()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seg, err := r.segmentLocked(seq)
+	if err != nil {
+		return Record{}, err
+	}
+	return seg.record(seq), nil
+}
+
+// Body returns a copy of the record's exact bytes.
+func (r *Reader) Body(seq uint64) (body []byte, err error) {
+	defer r.guard(&err)()
+	r.mu.Lock()
+	seg, err := r.segmentLocked(seq)
+	r.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	err = r.db.View(func(tx *bolt.Tx) error {
+		body, err = seg.body(tx.Bucket(bucketBodies).Get(seqKey(seg.first)), seq)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading record %d of %s: %w", seq, r.path, err)
+	}
+	return body, nil
+}
+
+// Scan calls fn with each record from seq on, in order, without bodies,
+// until fn returns false or the records end. fn runs outside any
+// transaction and may call the Reader.
+func (r *Reader) Scan(from uint64, fn func(*Record) bool) (err error) {
+	defer r.guard(&err)()
+	if from == 0 {
+		from = 1
+	}
+	for from <= r.last {
+		var seg *segment
+		err := r.db.View(func(tx *bolt.Tx) error {
+			var err error
+			seg, err = findSegment(tx, from, true)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("scanning %s: %w", r.path, err)
+		}
+		if seg == nil {
+			return nil
+		}
+		for seq := max(from, seg.first); seq < seg.first+uint64(len(seg.recs)); seq++ {
+			rec := seg.record(seq)
+			if !fn(&rec) {
+				return nil
+			}
+		}
+		from = seg.first + uint64(len(seg.recs))
+	}
+	return nil
+}
+
+// Lookup returns, in order, the sequence numbers an index holds for term
+// (a method, a sessionId, or the exact bytes of an id).
+func (r *Reader) Lookup(ix Index, term string) (seqs []uint64, err error) {
+	defer r.guard(&err)()
+	err = r.db.View(func(tx *bolt.Tx) error {
+		seqs, err = lookup(tx, ix, term)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("looking up %q in %s: %w", term, r.path, err)
+	}
+	return seqs, nil
+}
+
+// Findings returns the stored lint findings.
+func (r *Reader) Findings() (fs []Finding, err error) {
+	defer r.guard(&err)()
+	err = r.db.View(func(tx *bolt.Tx) error {
+		fs, err = readFindings(tx)
+		return err
+	})
+	return fs, err
+}
+
+// Close releases the file. It is idempotent.
+func (r *Reader) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	return r.db.Close()
+}
+
+// segmentLocked returns the segment holding seq, from the cache or the
+// file; r.mu must be held.
+func (r *Reader) segmentLocked(seq uint64) (*segment, error) {
+	if r.closed {
+		return nil, ErrClosed
+	}
+	if r.cached.contains(seq) {
+		return r.cached, nil
+	}
+	var seg *segment
+	err := r.db.View(func(tx *bolt.Tx) error {
+		var err error
+		seg, err = findSegment(tx, seq, false)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading record %d of %s: %w", seq, r.path, err)
+	}
+	r.cached = seg
+	return seg, nil
+}
+
+// findSegment decodes the segment holding seq. With next, a seq that
+// falls in a hole (a failed commit) gives the following segment, and the
+// end of the records gives nil.
+func findSegment(tx *bolt.Tx, seq uint64, next bool) (*segment, error) {
+	c := tx.Bucket(bucketMsgs).Cursor()
+	k, v := c.Seek(seqKey(seq))
+	if k == nil {
+		k, v = c.Last()
+	}
+	if k != nil && len(k) == 8 && binary.BigEndian.Uint64(k) > seq {
+		if pk, pv := c.Prev(); pk != nil {
+			k, v = pk, pv
+		} else {
+			k, v = c.First()
+		}
+	}
+	if k == nil || len(k) != 8 {
+		if next {
+			return nil, nil
+		}
+		return nil, ErrNoRecord
+	}
+	seg, err := decodeSegment(binary.BigEndian.Uint64(k), v)
+	if err != nil {
+		return nil, err
+	}
+	if !seg.contains(seq) {
+		if !next {
+			return nil, ErrNoRecord
+		}
+		if seg.first < seq { // seq is past this one: take the following
+			k, v = c.Next()
+			if k == nil || len(k) != 8 {
+				return nil, nil
+			}
+			if seg, err = decodeSegment(binary.BigEndian.Uint64(k), v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	fillPeers(tx, seg)
+	return seg, nil
+}
+
+// fillPeers gives requests their response's seq from the pairs bucket,
+// written when the response arrived.
+func fillPeers(tx *bolt.Tx, seg *segment) {
+	c := tx.Bucket(bucketPairs).Cursor()
+	end := seg.first + uint64(len(seg.recs))
+	for k, v := c.Seek(seqKey(seg.first)); k != nil; k, v = c.Next() {
+		seq := binary.BigEndian.Uint64(k)
+		if seq >= end || len(v) != 8 {
+			break
+		}
+		if rec := &seg.recs[seq-seg.first]; rec.Peer == 0 {
+			rec.Peer = binary.BigEndian.Uint64(v)
+		}
+	}
+}
+
+// record returns a copy of the record seq, which the segment holds.
+func (s *segment) record(seq uint64) Record {
+	rec := s.recs[seq-s.first]
+	rec.ID = bytes.Clone(rec.ID)
+	if rec.HTTP != nil {
+		env := *rec.HTTP
+		rec.HTTP = &env
+	}
+	return rec
+}
+
+// body copies record seq's bytes out of the segment's bodies value.
+func (s *segment) body(all []byte, seq uint64) ([]byte, error) {
+	i := seq - s.first
+	if int64(len(all)) != s.offsets[len(s.offsets)-1] {
+		return nil, fmt.Errorf("segment %d: bodies hold %d bytes, metadata says %d: %w", s.first, len(all), s.offsets[len(s.offsets)-1], errSegment)
+	}
+	return bytes.Clone(all[s.offsets[i]:s.offsets[i+1]:s.offsets[i+1]]), nil
+}
+
+// lookup merges the postings of term in index ix.
+func lookup(tx *bolt.Tx, ix Index, term string) ([]uint64, error) {
+	name := indexBucket(ix)
+	if name == nil {
+		return nil, fmt.Errorf("unknown index %d", ix)
+	}
+	prefix := append([]byte(indexTerm(term)), 0)
+	var seqs []uint64
+	c := tx.Bucket(name).Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if len(k) != len(prefix)+8 {
+			continue
+		}
+		var ok bool
+		if seqs, ok = decodePostings(seqs, binary.BigEndian.Uint64(k[len(prefix):]), v); !ok {
+			return nil, fmt.Errorf("index entry for %q: %w", term, errSegment)
+		}
+	}
+	return seqs, nil
+}
+
+func readFindings(tx *bolt.Tx) ([]Finding, error) {
+	v := tx.Bucket(bucketMeta).Get(keyFindings)
+	if v == nil {
+		return nil, nil
+	}
+	var fs []Finding
+	if err := json.Unmarshal(v, &fs); err != nil {
+		return nil, fmt.Errorf("stored findings: %w", err)
+	}
+	return fs, nil
+}

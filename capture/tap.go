@@ -1,0 +1,174 @@
+package capture
+
+import (
+	"bytes"
+	"sync"
+	"sync/atomic"
+
+	"github.com/acpscope/acpscope/wire"
+)
+
+// The tap is the Writer's side on the proxy's forwarding path. It copies
+// the bytes and enqueues them without blocking; when the queue is full it
+// drops them and counts what was lost. It never parses, never touches the
+// disk and takes no lock the writer's goroutines hold.
+
+type itemKind uint8
+
+const (
+	itemChunk itemKind = iota + 1
+	itemEnd
+	itemFrame
+)
+
+// item is one hand-off from the tap to the framing goroutine.
+type item struct {
+	kind   itemKind
+	stream Stream
+	dir    wire.Dir
+	conn   uint32
+	// gap: bytes of this stream were dropped just before this item.
+	// resync: the gap ended inside a line, so the bytes up to the next
+	// newline belong to a frame that was lost.
+	gap, resync bool
+	flags       wire.Flags
+	t           int64
+	data        []byte
+	env         *wire.Envelope
+}
+
+type streamKey struct {
+	conn   uint32
+	stream Stream
+}
+
+// tapStream is the tap's memory of one stream: whether bytes were
+// dropped since the last chunk that got through.
+type tapStream struct {
+	gap     atomic.Bool
+	midLine atomic.Bool
+}
+
+// tap holds the queue and the loss counters.
+type tap struct {
+	queue      chan item
+	queued     atomic.Int64 // bytes in the queue
+	limit      int64
+	streams    sync.Map // streamKey → *tapStream
+	closed     atomic.Bool
+	lostMsgs   atomic.Int64
+	lostBytes  atomic.Int64
+	lossEvents atomic.Int64 // drops, so the writer can tell bursts apart
+}
+
+func (tp *tap) stream(conn uint32, s Stream) *tapStream {
+	k := streamKey{conn, s}
+	if v, ok := tp.streams.Load(k); ok {
+		return v.(*tapStream)
+	}
+	v, _ := tp.streams.LoadOrStore(k, new(tapStream))
+	return v.(*tapStream)
+}
+
+// reserve accounts n bytes to the queue if they fit. A single item larger
+// than the whole limit still goes through an empty queue, so one huge
+// message is recorded rather than always lost.
+func (tp *tap) reserve(n int) bool {
+	q := tp.queued.Add(int64(n))
+	if q > tp.limit && q != int64(n) {
+		tp.queued.Add(-int64(n))
+		return false
+	}
+	return true
+}
+
+// offer enqueues it without blocking.
+func (tp *tap) offer(it item) bool {
+	if tp.closed.Load() || !tp.reserve(len(it.data)) {
+		return false
+	}
+	select {
+	case tp.queue <- it:
+		return true
+	default:
+		tp.queued.Add(-int64(len(it.data)))
+		return false
+	}
+}
+
+// dropChunk counts a chunk that could not be queued: every newline in it
+// ends a frame that is not recorded intact; the stream remembers the gap
+// so the framer resynchronises.
+func (tp *tap) dropChunk(st *tapStream, b []byte) {
+	tp.lostBytes.Add(int64(len(b)))
+	tp.lostMsgs.Add(int64(bytes.Count(b, []byte{'\n'})))
+	st.gap.Store(true)
+	st.midLine.Store(b[len(b)-1] != '\n')
+	tp.lossEvents.Add(1)
+}
+
+// Chunk hands over bytes read from a stream at time t (unix ns). It copies
+// b, never blocks, and counts the bytes as lost if the queue is full.
+func (w *Writer) Chunk(conn uint32, s Stream, t int64, b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	tp := &w.tap
+	st := tp.stream(conn, s)
+	it := item{kind: itemChunk, stream: s, dir: s.Dir(), conn: conn, t: t}
+	if st.gap.Load() {
+		it.gap, it.resync = true, st.midLine.Load()
+	}
+	it.data = bytes.Clone(b)
+	if !tp.offer(it) {
+		tp.dropChunk(st, b)
+		return
+	}
+	if it.gap {
+		st.gap.Store(false)
+	}
+}
+
+// EndStream marks the end of a stream; a final partial line is recorded
+// with wire.FlagPartial. If the queue is full, Close flushes the stream.
+func (w *Writer) EndStream(conn uint32, s Stream, t int64) {
+	tp := &w.tap
+	st := tp.stream(conn, s)
+	it := item{kind: itemEnd, stream: s, dir: s.Dir(), conn: conn, t: t}
+	if st.gap.Load() {
+		it.gap, it.resync = true, st.midLine.Load()
+	}
+	if tp.offer(it) && it.gap {
+		st.gap.Store(false)
+	}
+}
+
+// Frame hands over one whole message (an HTTP body, an SSE event's data,
+// a WebSocket message) with its envelope. It copies b and never blocks.
+func (w *Writer) Frame(conn uint32, dir wire.Dir, t int64, b []byte, flags wire.Flags, env *wire.Envelope) {
+	tp := &w.tap
+	it := item{kind: itemFrame, dir: dir, conn: conn, t: t, flags: flags, data: bytes.Clone(b), env: env}
+	if it.data == nil {
+		it.data = []byte{}
+	}
+	if !tp.offer(it) {
+		tp.lostBytes.Add(int64(len(b)))
+		tp.lostMsgs.Add(1)
+		tp.lossEvents.Add(1)
+	}
+}
+
+// unresolvedGaps counts, at Close, the streams whose last bytes were
+// dropped inside a line: that frame was lost too.
+func (tp *tap) unresolvedGaps() int64 {
+	var n int64
+	tp.streams.Range(func(_, v any) bool {
+		st := v.(*tapStream)
+		if st.gap.Load() && st.midLine.Load() {
+			n++
+		}
+		st.gap.Store(false)
+		return true
+	})
+	return n
+}

@@ -1,0 +1,8 @@
+package capture
+
+import "os"
+
+func fileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}

@@ -1,0 +1,241 @@
+package capture
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Writer records one capture. See the package doc for its concurrency.
+//
+// Two goroutines own the file: the builder frames, classifies and packs
+// records into groups, and the committer writes each group in one
+// transaction (and fsync). They are joined by a channel holding one
+// group, so parsing the next group overlaps the fsync of the last.
+type Writer struct {
+	path string
+	opts WriterOptions
+	db   *bolt.DB
+	info os.FileInfo // the file as created, to notice it vanish
+
+	tap     tap
+	stop    chan struct{} // closed by Close: drain and finish
+	poke    chan struct{} // UpdateMeta: commit soon even without records
+	commits chan *group
+	done    chan struct{} // closed when the committer has finished
+
+	records   atomic.Uint64
+	committed atomic.Uint64
+	writeErrs atomic.Int64
+	bursts    atomic.Int64
+
+	metaMu    sync.Mutex
+	meta      Meta
+	metaDirty bool
+	lastError string
+
+	// committer-owned
+	failed    error // the file is gone: stop writing, count losses
+	seenLoss  int64
+	inBurst   bool
+	lossSaved Loss
+
+	feed *feedServer
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// defaults fills in zero options.
+func (o *WriterOptions) defaults() {
+	if o.QueueBytes <= 0 {
+		o.QueueBytes = 64 << 20
+	}
+	if o.QueueChunks <= 0 {
+		o.QueueChunks = 65536
+	}
+	if o.CommitEvery <= 0 {
+		o.CommitEvery = 50 * time.Millisecond
+	}
+	if o.CommitRecords <= 0 {
+		o.CommitRecords = 10000
+	}
+	if o.CommitBytes <= 0 {
+		o.CommitBytes = 16 << 20
+	}
+	if o.Warn == nil {
+		o.Warn = func(string) {}
+	}
+}
+
+// Create makes a new capture file at path (0600, its directory 0700) and
+// starts the writer goroutine and, unless opts.NoFeed, the live feed.
+// It refuses to overwrite an existing file.
+func Create(path string, opts WriterOptions) (*Writer, error) {
+	opts.defaults()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("creating capture directory: %w", err)
+	}
+	removeStaleSocket(path)
+	db, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout:         time.Second,
+		NoFreelistSync:  true,
+		FreelistType:    bolt.FreelistMapType,
+		InitialMmapSize: 1 << 30, // readers of the feed then never block a commit's remap
+		NoSync:          opts.NoSync,
+		MaxSize:         opts.maxFileSize,
+		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
+			return os.OpenFile(name, flag|os.O_EXCL, perm)
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating capture %q: %w", path, err)
+	}
+	w := &Writer{
+		path:    path,
+		opts:    opts,
+		db:      db,
+		stop:    make(chan struct{}),
+		poke:    make(chan struct{}, 1),
+		commits: make(chan *group, 1),
+		done:    make(chan struct{}),
+		meta:    opts.Meta,
+	}
+	w.tap.queue = make(chan item, opts.QueueChunks)
+	w.tap.limit = opts.QueueBytes
+	w.fillMeta()
+	if err := w.initFile(); err != nil {
+		db.Close()
+		os.Remove(path)
+		return nil, fmt.Errorf("creating capture %q: %w", path, err)
+	}
+	w.info, _ = os.Stat(path)
+	if !opts.NoFeed {
+		w.feed, err = startFeed(w)
+		if err != nil {
+			db.Close()
+			os.Remove(path)
+			return nil, fmt.Errorf("starting live feed of %q: %w", path, err)
+		}
+	}
+	go w.build()
+	go w.commitLoop()
+	return w, nil
+}
+
+func (w *Writer) fillMeta() {
+	m := &w.meta
+	m.FormatVersion = FormatVersion
+	if m.Start.IsZero() {
+		m.Start = time.Now().UTC()
+	}
+	if m.Pid == 0 {
+		m.Pid = os.Getpid()
+	}
+	m.End = time.Time{}
+}
+
+// initFile creates the buckets and stores the metadata, so the file is a
+// valid capture from its first moment.
+func (w *Writer) initFile() error {
+	return w.db.Update(func(tx *bolt.Tx) error {
+		for _, name := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		mb := tx.Bucket(bucketMeta)
+		if err := mb.Put(keyVersion, []byte(strconv.Itoa(FormatVersion))); err != nil {
+			return err
+		}
+		if err := mb.Put(keyLast, seqKey(0)); err != nil {
+			return err
+		}
+		return putMeta(mb, &w.meta)
+	})
+}
+
+func putMeta(mb *bolt.Bucket, m *Meta) error {
+	v, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return mb.Put(keyMeta, v)
+}
+
+// Path returns the capture file's path.
+func (w *Writer) Path() string { return w.path }
+
+// UpdateMeta changes the capture's metadata; it is stored with the next
+// commit, which comes within CommitEvery.
+func (w *Writer) UpdateMeta(fn func(*Meta)) {
+	w.metaMu.Lock()
+	fn(&w.meta)
+	w.metaDirty = true
+	w.metaMu.Unlock()
+	select {
+	case w.poke <- struct{}{}:
+	default:
+	}
+}
+
+// Meta returns a copy of the current metadata.
+func (w *Writer) Meta() Meta {
+	w.metaMu.Lock()
+	defer w.metaMu.Unlock()
+	m := w.meta
+	m.Loss = w.loss()
+	return m
+}
+
+// Stats returns the running counters.
+func (w *Writer) Stats() Stats {
+	return Stats{
+		Records:   w.records.Load(),
+		Committed: w.committed.Load(),
+		Loss:      w.Meta().Loss,
+		Queued:    w.tap.queued.Load(),
+	}
+}
+
+// loss returns the loss counters; metaMu must be held.
+func (w *Writer) loss() Loss {
+	return Loss{
+		Messages:    w.tap.lostMsgs.Load(),
+		Bytes:       w.tap.lostBytes.Load(),
+		Bursts:      w.bursts.Load(),
+		WriteErrors: w.writeErrs.Load(),
+		LastError:   w.lastError,
+	}
+}
+
+// Close drains the queue, commits, stores the end time and closes the
+// file and the live feed. It is idempotent.
+func (w *Writer) Close() error {
+	w.closeOnce.Do(func() {
+		w.tap.closed.Store(true)
+		close(w.stop)
+		<-w.done
+		if w.feed != nil {
+			w.feed.close()
+		}
+		if err := w.db.Close(); err != nil && w.closeErr == nil {
+			w.closeErr = fmt.Errorf("closing capture %q: %w", w.path, err)
+		}
+		if l := w.Meta().Loss; l.Messages > 0 || l.WriteErrors > 0 {
+			w.opts.Warn(fmt.Sprintf("acpscope: capture %s lost %d messages (%d bytes) in %d bursts, %d write errors; everything was forwarded",
+				w.path, l.Messages, l.Bytes, l.Bursts, l.WriteErrors))
+		}
+	})
+	return w.closeErr
+}
+
+var errFileGone = errors.New("capture file was removed or replaced")
