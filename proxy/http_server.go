@@ -46,6 +46,26 @@ func Listen(opts ListenOptions) (net.Listener, error) {
 	return l, nil
 }
 
+// ListenAndServe listens as opts say and serves h until ctx ends; ready
+// is called with the bound address once clients can connect. It speaks
+// HTTP/1.1, cleartext HTTP/2 with prior knowledge and, with a
+// certificate, HTTPS with HTTP/2 via ALPN.
+func ListenAndServe(ctx context.Context, opts ListenOptions, h http.Handler, ready func(addr string)) error {
+	l, err := Listen(opts)
+	if err != nil {
+		return err
+	}
+	if ready != nil {
+		ready(l.Addr().String())
+	}
+	return Serve(ctx, l, opts, h)
+}
+
+// Serve serves h on a listener from Listen until ctx ends.
+func Serve(ctx context.Context, l net.Listener, opts ListenOptions, h http.Handler) error {
+	return serveOn(ctx, newServer(h), l, opts)
+}
+
 // IsLoopback reports whether host:port names a loopback address.
 func IsLoopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/proxy"
+	flag "github.com/spf13/pflag"
+)
+
+// defaultListen is where proxy and serve listen unless told otherwise:
+// loopback only, so nothing on the network can reach the agent.
+const defaultListen = "127.0.0.1:8700"
+
+func init() {
+	register(&command{
+		name:    "proxy",
+		usage:   "--upstream URL [--listen ADDR] [flags]",
+		summary: "reverse-proxy a remote agent over Streamable HTTP and WebSocket, recording every message",
+		example: `  acpscope proxy --upstream http://127.0.0.1:7331/acp
+      then point the client at http://127.0.0.1:8700/acp (or ws://127.0.0.1:8700/acp)
+  acpscope proxy --listen 127.0.0.1:9000 --upstream https://agents.example.com/acp
+  acpscope proxy --upstream http://127.0.0.1:8080/v1/rpc            # rivet: the endpoint is /v1/rpc
+  acpscope proxy --tls-cert cert.pem --tls-key key.pem --upstream https://10.0.0.5/acp --unsafe-upstream-insecure
+
+Every POST body, SSE event, JSON reply and WebSocket message on the endpoint
+is forwarded unchanged and recorded with its HTTP envelope; other paths
+(/health) pass through unrecorded. HTTP/1.1, cleartext HTTP/2 (prior
+knowledge) and TLS work on both sides; the upstream is spoken to in the
+protocol the client used.`,
+		setup: func(fs *flag.FlagSet) {
+			fs.String("listen", defaultListen, "address to listen on (loopback unless you mean it)")
+			fs.String("upstream", "", "the agent's endpoint URL, http(s):// (ws:// and wss:// are accepted as aliases)")
+			fs.String("path", "", "our endpoint path (default: the upstream's path, or /acp)")
+			tlsFlags(fs)
+			fs.Bool("unsafe-upstream-insecure", false, "do not verify the upstream's TLS certificate (UNSAFE)")
+			fs.StringArray("allow-origin", nil, "browser Origin allowed besides our own (repeatable; * allows any)")
+			netCaptureFlags(fs)
+		},
+		run: runProxy,
+	})
+}
+
+func tlsFlags(fs *flag.FlagSet) {
+	fs.String("tls-cert", "", "serve HTTPS with this PEM certificate (with --tls-key)")
+	fs.String("tls-key", "", "the PEM private key for --tls-cert")
+}
+
+// netCaptureFlags are the capture flags of proxy, serve and connect.
+func netCaptureFlags(fs *flag.FlagSet) {
+	fs.String("capture", "", "write the capture to this file")
+	captureDirFlag(fs)
+	fs.Bool("no-capture", false, "forward only, record nothing")
+	fs.String("name", "", "agent name for listings")
+	fs.Bool("quiet", false, "do not print where the capture goes (loss warnings still print)")
+}
+
+func runProxy(fs *flag.FlagSet, args []string) (int, error) {
+	if len(args) > 0 {
+		return 2, usageErrorf("proxy takes no arguments, got %q", args)
+	}
+	upstream, _ := fs.GetString("upstream")
+	if upstream == "" {
+		return 2, usageErrorf("--upstream URL is required, e.g. --upstream http://127.0.0.1:7331/acp")
+	}
+	lo, err := listenOptions(fs)
+	if err != nil {
+		return 2, err
+	}
+	name, _ := fs.GetString("name")
+	if name == "" {
+		name = hostName(upstream)
+	}
+	opts := proxy.HTTPProxyOptions{Upstream: upstream}
+	opts.Path, _ = fs.GetString("path")
+	opts.AllowOrigins, _ = fs.GetStringArray("allow-origin")
+	opts.UnsafeUpstreamInsecure, _ = fs.GetBool("unsafe-upstream-insecure")
+	if _, err := proxy.NewHTTPProxy(opts); err != nil {
+		return 2, usageErrorf("%v", err) // checked before anything is opened
+	}
+	l, err := proxy.Listen(lo)
+	if err != nil {
+		return 1, err
+	}
+	meta := newMeta("http", name, os.Args[1:])
+	meta.Upstream, meta.Listen = upstream, l.Addr().String()
+	w := openNetCapture(fs, meta)
+	if w != nil {
+		opts.Recorder = w
+	}
+	p, _ := proxy.NewHTTPProxy(opts)
+	defer p.Close()
+	ctx, stop := signalContext()
+	defer stop()
+	fmt.Fprintf(os.Stderr, "acpscope proxy: %s%s → %s\n", endpointURL(lo, l.Addr().String()), p.Path(), upstream)
+	err = proxy.Serve(ctx, l, lo, p)
+	closeNetCapture(w, err)
+	if err != nil {
+		return 1, err
+	}
+	return 0, nil
+}
+
+// listenOptions reads --listen, --tls-cert and --tls-key.
+func listenOptions(fs *flag.FlagSet) (proxy.ListenOptions, error) {
+	var lo proxy.ListenOptions
+	lo.Addr, _ = fs.GetString("listen")
+	lo.TLSCert, _ = fs.GetString("tls-cert")
+	lo.TLSKey, _ = fs.GetString("tls-key")
+	if (lo.TLSCert == "") != (lo.TLSKey == "") {
+		return lo, usageErrorf("--tls-cert and --tls-key go together")
+	}
+	lo.Warn = func(msg string) { fmt.Fprintln(os.Stderr, "acpscope: warning: "+msg) }
+	return lo, nil
+}
+
+// endpointURL is the base URL clients use for a listener.
+func endpointURL(lo proxy.ListenOptions, addr string) string {
+	if lo.TLSCert != "" {
+		return "https://" + addr
+	}
+	return "http://" + addr
+}
+
+func hostName(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		return strings.ReplaceAll(u.Host, ":", "-")
+	}
+	return "remote"
+}
+
+// openNetCapture starts recording for proxy, serve and connect. A capture
+// that cannot be created never stops the traffic: it says so loudly.
+func openNetCapture(fs *flag.FlagSet, meta capture.Meta) *capture.Writer {
+	if off, _ := fs.GetBool("no-capture"); off {
+		return nil
+	}
+	path, err := newCapturePath(fs, meta.Agent)
+	if err == nil {
+		var w *capture.Writer
+		w, err = capture.Create(path, capture.WriterOptions{
+			Meta: meta,
+			Warn: func(msg string) { fmt.Fprintln(os.Stderr, "acpscope: "+msg) },
+		})
+		if err == nil {
+			if quiet, _ := fs.GetBool("quiet"); !quiet {
+				fmt.Fprintf(os.Stderr, "acpscope: recording to %s\n", w.Path())
+			}
+			return w
+		}
+	}
+	fmt.Fprintf(os.Stderr, "acpscope: NOT RECORDING: %v; forwarding continues\n", err)
+	return nil
+}
+
+// closeNetCapture stores how the run ended and closes the capture,
+// reporting any loss.
+func closeNetCapture(w *capture.Writer, runErr error) {
+	if w == nil {
+		return
+	}
+	if runErr != nil {
+		w.UpdateMeta(func(m *capture.Meta) { m.Exit = &capture.Exit{Code: 1, Error: runErr.Error()} })
+	}
+	if err := w.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "acpscope: closing capture %s: %v\n", w.Path(), err)
+	}
+	if loss := w.Stats().Loss; loss.Messages > 0 || loss.WriteErrors > 0 {
+		fmt.Fprintf(os.Stderr, "acpscope: capture %s is missing %d messages (%d bytes, %d write errors); everything was forwarded\n",
+			w.Path(), loss.Messages, loss.Bytes, loss.WriteErrors)
+	}
+}

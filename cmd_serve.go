@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/acpscope/acpscope/proxy"
+	flag "github.com/spf13/pflag"
+)
+
+func init() {
+	register(&command{
+		name:    "serve",
+		usage:   "[--listen ADDR] [flags] -- AGENT CMD…",
+		summary: "expose a stdio agent as a remote ACP agent over Streamable HTTP and WebSocket, recording everything",
+		example: `  acpscope serve -- my-agent --acp
+      clients use http://127.0.0.1:8700/acp (Streamable HTTP) or ws://127.0.0.1:8700/acp
+  acpscope serve --listen 127.0.0.1:9000 --auth-token "$TOKEN" -- npx @zed-industries/claude-code-acp
+  ACPSCOPE_AUTH_TOKEN=secret acpscope serve --listen 0.0.0.0:8700 --tls-cert c.pem --tls-key k.pem -- my-agent
+
+Each connection (POST initialize without Acp-Connection-Id, or a WebSocket)
+gets its own agent process; DELETE, a closed WebSocket, or a connection
+stream left closed for 10 s stops it. Routing follows the draft RFD:
+initialize answers 200 with Acp-Connection-Id, other POSTs 202 with the reply
+on the connection-scoped GET stream (session/new, load, fork, resume and
+non-session messages) or the session-scoped one (everything naming a
+session). SSE events carry ids numbering all of a connection's events in the
+agent's order.`,
+		setup: func(fs *flag.FlagSet) {
+			fs.SetInterspersed(false)
+			fs.String("listen", defaultListen, "address to listen on (loopback unless you mean it)")
+			fs.String("path", "/acp", "the endpoint path")
+			tlsFlags(fs)
+			fs.StringArray("allow-origin", nil, "browser Origin allowed besides our own (repeatable; * allows any)")
+			fs.String("auth-token", os.Getenv("ACPSCOPE_AUTH_TOKEN"), "require 'Authorization: Bearer TOKEN' (default $ACPSCOPE_AUTH_TOKEN)")
+			fs.Duration("keepalive", proxy.DefaultKeepAlive, "keep-alive comment interval on quiet SSE streams (0 disables)")
+			fs.Duration("grace", proxy.DefaultGrace, "when a connection ends, how long its agent gets before SIGTERM, then SIGKILL")
+			netCaptureFlags(fs)
+		},
+		run: runServe,
+	})
+}
+
+func runServe(fs *flag.FlagSet, args []string) (int, error) {
+	if fs.ArgsLenAtDash() < 0 || len(args) == 0 {
+		return 2, usageErrorf("the agent command must follow '--': acpscope serve [flags] -- AGENT CMD…")
+	}
+	lo, err := listenOptions(fs)
+	if err != nil {
+		return 2, err
+	}
+	name, _ := fs.GetString("name")
+	if name == "" {
+		name = agentName(args)
+	}
+	opts := proxy.ServeOptions{Argv: args}
+	opts.Path, _ = fs.GetString("path")
+	opts.AllowOrigins, _ = fs.GetStringArray("allow-origin")
+	opts.AuthToken, _ = fs.GetString("auth-token")
+	opts.KeepAlive, _ = fs.GetDuration("keepalive")
+	if opts.KeepAlive == 0 {
+		opts.KeepAlive = -1
+	}
+	opts.Agent.Grace, _ = fs.GetDuration("grace")
+	l, err := proxy.Listen(lo)
+	if err != nil {
+		return 1, err
+	}
+	if opts.AuthToken == "" && !proxy.IsLoopback(l.Addr().String()) {
+		fmt.Fprintln(os.Stderr, "acpscope serve: warning: no --auth-token: anyone who reaches this port can run the agent")
+	}
+	meta := newMeta("http", name, args)
+	meta.Listen = l.Addr().String()
+	w := openNetCapture(fs, meta)
+	if w != nil {
+		opts.Recorder, opts.StderrRecorder = w, w
+	}
+	srv, err := proxy.NewServer(opts)
+	if err != nil {
+		l.Close()
+		closeNetCapture(w, err)
+		return 2, usageErrorf("%v", err)
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	base := endpointURL(lo, l.Addr().String())
+	fmt.Fprintf(os.Stderr, "acpscope serve: %s%s (WebSocket: ws%s%s) → %s\n", base, opts.Path, strings.TrimPrefix(base, "http"), opts.Path, args[0])
+	err = proxy.Serve(ctx, l, lo, srv)
+	srv.Close()
+	closeNetCapture(w, err)
+	if err != nil {
+		return 1, err
+	}
+	return 0, nil
+}
