@@ -37,6 +37,16 @@ type permRun struct {
 	seq       uint64
 	session   string
 	cancelSeq uint64
+	options   map[string]bool // the optionIds offered
+}
+
+func optionIDs(p map[string]any) map[string]bool {
+	ids := map[string]bool{}
+	for _, o := range arr(p, "options") {
+		om, _ := o.(map[string]any)
+		ids[str(om, "optionId")] = true
+	}
+	return ids
 }
 
 func (s *acpState) init() {
@@ -81,7 +91,7 @@ func (l *linter) acpMessage(u unit) {
 		l.cancel(u, sid)
 	case "session/request_permission":
 		l.sessionMessage(u, sid)
-		a.perms[u.key(u.Dir, u.ID)] = &permRun{seq: u.Seq, session: sid}
+		a.perms[u.key(u.Dir, u.ID)] = &permRun{seq: u.Seq, session: sid, options: optionIDs(object(u.params()))}
 	case "session/load", "session/resume":
 		if sid != "" {
 			a.sessions[sid] = true
@@ -349,15 +359,42 @@ func (l *linter) permissionAnswer(req, u unit, res map[string]any) {
 	k := req.key(req.Dir, req.ID)
 	perm := l.acp.perms[k]
 	delete(l.acp.perms, k)
-	if perm == nil || perm.cancelSeq == 0 {
+	if perm == nil {
 		return
 	}
 	outcome := str(obj(res, "outcome"), "outcome")
+	if u.Kind == wire.KindResponse {
+		l.permissionShape(perm, u, res)
+	}
+	if perm.cancelSeq == 0 {
+		return
+	}
 	if u.Kind == wire.KindError || outcome != "cancelled" {
 		if u.Kind == wire.KindError {
 			outcome = "an error"
 		}
 		l.report("acp/cancel-permission", []uint64{perm.seq, perm.cancelSeq, u.Seq}, "the permission request pending when the session was cancelled (seq %d) was answered with %s, not outcome cancelled", perm.cancelSeq, outcome)
+	}
+}
+
+// permissionShape checks the client's answer to a permission request:
+// {"outcome":{"outcome":"selected","optionId":<offered>}} or
+// {"outcome":{"outcome":"cancelled"}}.
+func (l *linter) permissionShape(perm *permRun, u unit, res map[string]any) {
+	seqs := []uint64{perm.seq, u.Seq}
+	o, ok := res["outcome"].(map[string]any)
+	if !ok {
+		l.report("acp/permission-outcome", seqs, "the permission answer %s has no outcome object", short(string(u.result())))
+		return
+	}
+	switch kind := str(o, "outcome"); kind {
+	case "cancelled":
+	case "selected":
+		if id := str(o, "optionId"); !perm.options[id] {
+			l.report("acp/permission-outcome", seqs, "the permission answer selects option %q, which the request did not offer", id)
+		}
+	default:
+		l.report("acp/permission-outcome", seqs, "the permission outcome is %q, want selected or cancelled", kind)
 	}
 }
 

@@ -134,6 +134,7 @@ var rules = []Rule{
 	{"acp/stop-reason", Error, "session/prompt result has a stopReason outside end_turn, max_tokens, max_turn_requests, refusal, cancelled", refPrompt},
 	{"acp/cancel-stop-reason", Warning, "prompt cancelled with session/cancel did not end with stopReason cancelled", refCancel},
 	{"acp/cancel-permission", Error, "permission request pending at session/cancel not answered with outcome cancelled", refPermission},
+	{"acp/permission-outcome", Error, "permission answer is not {outcome:{outcome:selected, optionId:<offered>}} or {outcome:{outcome:cancelled}}", refPermission},
 	{"acp/client-capability", Error, "agent called fs/* or terminal/* the client did not advertise", refClientCaps},
 	{"acp/prompt-capability", Error, "prompt content type (image, audio, embedded resource) the agent did not advertise", refPromptCaps},
 	{"acp/cancel-request-target", Warning, "$/cancel_request for a request that is not in flight", refCancelReq},

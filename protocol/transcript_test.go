@@ -42,6 +42,9 @@ func TestTranscriptGoose(t *testing.T) {
 		t.Fatalf("got %d sessions, want 1", len(tr.Sessions))
 	}
 	s := tr.Sessions[0]
+	if tr.Session("20260612_3") != s || tr.Session("nope") != nil {
+		t.Error("Transcript.Session lookup")
+	}
 	if s.ID != "20260612_3" || s.Origin != "new" || s.Title == "" {
 		t.Errorf("session = %q origin %q title %q", s.ID, s.Origin, s.Title)
 	}

@@ -198,3 +198,13 @@ type ClientCall struct {
 	Result  string // a summary of the result
 	Error   string
 }
+
+// Session returns the session with the given id, or nil.
+func (t *Transcript) Session(id string) *Session {
+	for _, s := range t.Sessions {
+		if s.ID == id {
+			return s
+		}
+	}
+	return nil
+}
