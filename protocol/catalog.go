@@ -22,6 +22,7 @@ const (
 
 var stabilityNames = [...]string{"unknown", "stable", "unstable", "legacy", "extension", "v2-draft", "pre-alpha"}
 
+// String names the stability as the catalog and --rules print it.
 func (s Stability) String() string {
 	if int(s) < len(stabilityNames) {
 		return stabilityNames[s]
@@ -50,6 +51,7 @@ func (s Sender) Allows(dir wire.Dir) bool {
 	return false
 }
 
+// String says which way the method travels.
 func (s Sender) String() string {
 	switch s {
 	case FromClient:

@@ -12,6 +12,7 @@ const (
 	Error
 )
 
+// String returns "info", "warning" or "error".
 func (s Severity) String() string {
 	switch s {
 	case Info:
