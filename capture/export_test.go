@@ -209,28 +209,17 @@ func TestExportJSONLRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, back := expRecords(t, dst)
-	var lines []string
-	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
-		lines = append(lines, l)
-	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	if len(back) != len(lines) {
 		t.Fatalf("%d records came back from %d lines", len(back), len(lines))
 	}
 	for i, rec := range back {
-		var l struct {
-			Msg  json.RawMessage `json:"msg"`
-			Time string          `json:"time"`
+		want, err := ParseJSONL([]byte(lines[i]))
+		if err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
 		}
-		json.Unmarshal([]byte(lines[i]), &l)
-		want := string(l.Msg)
-		if rec.Kind == wire.KindStderr {
-			json.Unmarshal(l.Msg, &want)
-		}
-		if string(rec.Body) != want {
-			t.Errorf("line %d came back as %s, want %s", i+1, rec.Body, want)
-		}
-		if tm, _ := time.Parse(time.RFC3339Nano, l.Time); tm.UnixNano() != rec.Time {
-			t.Errorf("line %d time %d, want %s", i+1, rec.Time, l.Time)
+		if string(rec.Body) != string(want.Body) || rec.Time != want.Time || rec.Kind != want.Kind || rec.Dir != want.Dir {
+			t.Errorf("line %d came back as %v %v %d %s, want %v %v %d %s", i+1, rec.Dir, rec.Kind, rec.Time, rec.Body, want.Dir, want.Kind, want.Time, want.Body)
 		}
 	}
 }

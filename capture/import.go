@@ -160,6 +160,11 @@ type line struct {
 	t      int64
 	stream Stream
 	body   []byte
+	// HTTP and WebSocket messages (from our JSONL) keep their envelope.
+	conn  uint32
+	dir   wire.Dir
+	flags wire.Flags
+	env   *wire.Envelope
 }
 
 // writeLines writes lines as stdio stream chunks into a new capture.
@@ -170,7 +175,15 @@ func writeLines(dst string, meta Meta, lines []line) (int, error) {
 	}
 	cp := newCopier(w)
 	for _, l := range lines {
-		w.Chunk(0, l.stream, l.t, append(l.body[:len(l.body):len(l.body)], '\n'))
+		switch {
+		case l.env != nil && l.stream != StreamStderr:
+			w.Frame(l.conn, l.dir, l.t, l.body, l.flags, l.env)
+		case l.flags&wire.FlagPartial != 0:
+			w.Chunk(l.conn, l.stream, l.t, l.body)
+			w.EndStream(l.conn, l.stream, l.t)
+		default:
+			w.Chunk(l.conn, l.stream, l.t, append(l.body[:len(l.body):len(l.body)], '\n'))
+		}
 		cp.throttle()
 	}
 	return len(lines), cp.finish()
@@ -275,7 +288,10 @@ func importJSONL(src, dst string, data []byte) (ImportResult, error) {
 		if len(raw) == 0 {
 			continue
 		}
-		l, err := parseImportLine(raw, base+int64(n))
+		l, skip, err := parseImportLine(raw, base+int64(n))
+		if skip {
+			continue
+		}
 		if err != nil {
 			if len(lines) == 0 {
 				return res, fmt.Errorf("%q line %d: %v: %w", src, n, err, ErrUnknownFormat)
@@ -295,11 +311,16 @@ func importJSONL(src, dst string, data []byte) (ImportResult, error) {
 
 // parseImportLine reads one JSONL line: our dump format first (through
 // parseDumpLine), then the minimal form. fallback is the time to use when
-// the line has none.
-func parseImportLine(raw []byte, fallback int64) (line, error) {
-	if l, ok := parseDumpLine(raw); ok {
-		return l, nil
+// the line has none; skip marks lines that add nothing (batch members).
+func parseImportLine(raw []byte, fallback int64) (l line, skip bool, err error) {
+	if l, skip, ok := parseDumpLine(raw); ok {
+		return l, skip, nil
 	}
+	l, err = parseMinimalLine(raw, fallback)
+	return l, false, err
+}
+
+func parseMinimalLine(raw []byte, fallback int64) (line, error) {
 	var m minimalLine
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return line{}, fmt.Errorf("not JSON: %v", err)

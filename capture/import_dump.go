@@ -1,9 +1,29 @@
 package capture
 
+import "github.com/acpscope/acpscope/wire"
+
 // parseDumpLine reads one line of our own JSONL (acpscope dump, export
-// --format jsonl). The line format belongs to the store (AppendJSONL /
-// ParseJSONL); until it is available here, dump lines are recognised by
-// their "dir" and "msg" members like the minimal form.
-func parseDumpLine(raw []byte) (line, bool) {
-	return line{}, false
+// --format jsonl: AppendJSONL lines), recognised by their "kind" member.
+// skip is set for batch members, whose bytes the batch line carries.
+func parseDumpLine(raw []byte) (l line, skip, ok bool) {
+	if raw[0] != '{' || wire.Value(raw, "kind") == nil {
+		return line{}, false, false
+	}
+	r, err := ParseJSONL(raw)
+	if err != nil || r.Body == nil {
+		return line{}, false, false
+	}
+	if r.Flags&wire.FlagBatchMember != 0 {
+		return line{}, true, true
+	}
+	l = line{t: r.Time, body: r.Body, dir: r.Dir, flags: r.Flags &^ wire.FlagBatchMember, env: r.HTTP, conn: r.Conn}
+	switch {
+	case r.Kind == wire.KindStderr:
+		l.stream = StreamStderr
+	case r.Dir == wire.DirClient:
+		l.stream = StreamClient
+	default:
+		l.stream = StreamAgent
+	}
+	return l, false, true
 }
