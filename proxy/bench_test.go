@@ -21,6 +21,9 @@ func benchConfig(tb testing.TB) BenchConfig {
 		Proxy: func(path string, agent []string) *exec.Cmd {
 			cmd := exec.Command(exe, agent...)
 			cmd.Env = append(os.Environ(), peerEnv+"=proxy", peerCaptureEnv+"="+path)
+			if raceEnabled { // the race runtime sleeps 1 s at exit by default
+				cmd.Env = append(cmd.Env, "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
+			}
 			return cmd
 		},
 		Dir: tb.TempDir(),
@@ -131,6 +134,9 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	cfg := benchConfig(t)
 	cfg.RTTCount, cfg.MsgCount, cfg.BigCount, cfg.BigSize, cfg.RSSSize = 50, 2000, 2, 1<<20, 4<<20
+	if raceEnabled { // the proxy process is this race-instrumented binary
+		cfg.BigSize, cfg.RSSSize = 64<<10, 256<<10
+	}
 	cfg.Setups = []string{"a", "b", "c", "d", "e"}
 	rep, err := Bench(t.Context(), cfg)
 	if err != nil {

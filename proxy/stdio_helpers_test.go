@@ -179,8 +179,14 @@ type proxyRun struct {
 }
 
 // startProxy runs the proxy with the test agent in mode. cfg's pipes,
-// Recorder and Signals are filled in.
+// Recorder (a testRecorder) and Signals are filled in.
 func startProxy(t *testing.T, cfg StdioConfig, mode ...string) *proxyRun {
+	t.Helper()
+	return startProxyWith(t, cfg, nil, mode...)
+}
+
+// startProxyWith is startProxy recording into rec instead, when not nil.
+func startProxyWith(t *testing.T, cfg StdioConfig, rec Recorder, mode ...string) *proxyRun {
 	t.Helper()
 	p := &proxyRun{out: newDigest(), errBuf: &lockedBuffer{}, rec: newTestRecorder(), sigs: make(chan os.Signal, 1),
 		outDone: make(chan struct{}), done: make(chan struct{})}
@@ -193,6 +199,9 @@ func startProxy(t *testing.T, cfg StdioConfig, mode ...string) *proxyRun {
 	}
 	cfg.Stdin, cfg.Stdout, cfg.Stderr = inR, outW, errW
 	cfg.Recorder, cfg.Signals = p.rec, p.sigs
+	if rec != nil {
+		cfg.Recorder = rec
+	}
 	go func() { // stdout reader: ends at EOF, when the proxy closes stdout
 		io.Copy(p.out, outR)
 		close(p.outDone)
