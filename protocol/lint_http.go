@@ -13,17 +13,24 @@ import (
 // initialize reply, an SSE opening or a bodiless control record); GET,
 // DELETE and WebSocket upgrades leave one control record each.
 type httpState struct {
-	posts []unit          // POST bodies awaiting their status record
+	posts []postRec       // POST bodies awaiting their status record
 	known map[string]bool // connection ids the server issued
 }
 
 func (s *httpState) init() { s.known = map[string]bool{} }
 
+// postRec is a POST body and whether it is session-scoped, decided when
+// it is seen (a response's scope comes from the request it answers).
+type postRec struct {
+	u      unit
+	scoped bool
+}
+
 func (l *linter) httpUnit(u unit) {
 	env := u.HTTP
 	switch {
 	case env.Method == "POST" && u.Dir == wire.DirClient:
-		l.http.posts = append(l.http.posts, u)
+		l.http.posts = append(l.http.posts, postRec{u, l.postSessionScoped(u)})
 	case env.Method == "POST" && u.Dir == wire.DirAgent && (env.Stream == wire.StreamHTTPControl || env.Stream == wire.StreamPOSTReply):
 		if post, ok := l.matchPost(env.ConnectionID); ok {
 			l.postStatus(post, u)
@@ -37,19 +44,20 @@ func (l *linter) httpUnit(u unit) {
 
 // matchPost takes the oldest POST of the same connection still waiting,
 // else the oldest one sent without a connection id (initialize).
-func (l *linter) matchPost(connID string) (unit, bool) {
+func (l *linter) matchPost(connID string) (postRec, bool) {
 	for _, want := range []string{connID, ""} {
 		for i, p := range l.http.posts {
-			if p.HTTP.ConnectionID == want {
+			if p.u.HTTP.ConnectionID == want {
 				l.http.posts = append(l.http.posts[:i:i], l.http.posts[i+1:]...)
 				return p, true
 			}
 		}
 	}
-	return unit{}, false
+	return postRec{}, false
 }
 
-func (l *linter) postStatus(post, resp unit) {
+func (l *linter) postStatus(rec postRec, resp unit) {
+	post := rec.u
 	status := resp.HTTP.Status
 	seqs := []uint64{post.Seq, resp.Seq}
 	isInit := post.Kind == wire.KindRequest && post.Method == "initialize"
@@ -89,7 +97,7 @@ func (l *linter) postStatus(post, resp unit) {
 		if status != 404 {
 			l.report("http/unknown-connection", seqs, "a POST for unknown connection %s was answered %d, want 404", connID, status)
 		}
-	case l.postSessionScoped(post) && post.HTTP.SessionID == "":
+	case rec.scoped && post.HTTP.SessionID == "":
 		if status != 400 {
 			l.report("http/missing-session-id", seqs, "a session-scoped %s POST without Acp-Session-Id was answered %d, want 400", what(post), status)
 		}
