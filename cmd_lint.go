@@ -90,12 +90,14 @@ func runLint(fs *flag.FlagSet, args []string) (int, error) {
 // not to, prints those that pass the filters and returns the exit code:
 // 1 when an error-severity finding is shown.
 func lintCapture(stdout, stderr io.Writer, path string, f lintFlags, schema *protocol.SchemaValidator) (int, error) {
-	msgs, sessions, finished, err := loadLintMsgs(path)
+	msgs, sessions, finished, live, err := loadLintMsgs(path)
 	if err != nil {
 		return 1, err
 	}
 	all := protocol.Lint(msgs, protocol.LintOptions{Finished: finished, Schema: schema})
-	if !f.noSave {
+	if live {
+		fmt.Fprintln(stderr, "acpscope lint: the capture is still being written: linted what is there so far, findings not stored")
+	} else if !f.noSave {
 		if err := capture.SaveFindings(path, toCaptureFindings(all)); err != nil {
 			fmt.Fprintf(stderr, "acpscope lint: findings not stored in the capture: %v\n", err)
 		}
@@ -128,25 +130,33 @@ func lintCapturePath(fs *flag.FlagSet, name string) (string, error) {
 	return capture.Resolve(dir, name)
 }
 
-// loadLintMsgs reads every record of a finished capture with its bytes.
-// It returns each record's session too, for --session.
-func loadLintMsgs(path string) (msgs []protocol.Msg, sessions map[uint64]string, finished bool, err error) {
+// loadLintMsgs reads every record of a capture with its bytes. A capture
+// a running proxy still writes is read through its live feed, as it is
+// now, and counts as unfinished. It returns each record's session too,
+// for --session.
+func loadLintMsgs(path string) (msgs []protocol.Msg, sessions map[uint64]string, finished, live bool, err error) {
+	var src capture.Source
 	r, err := capture.Open(path)
-	if errors.Is(err, capture.ErrLive) {
-		return nil, nil, false, fmt.Errorf("%w: lint it once the proxy has ended", err)
+	switch {
+	case errors.Is(err, capture.ErrLive):
+		live = true
+		if src, err = capture.OpenSource(path); err != nil {
+			return nil, nil, false, true, err
+		}
+	case err != nil:
+		return nil, nil, false, false, err
+	default:
+		src = r
 	}
-	if err != nil {
-		return nil, nil, false, err
-	}
-	defer r.Close()
+	defer src.Close()
 	sessions = map[uint64]string{}
 	var bodyErr error
-	scanErr := r.Scan(1, func(rec *capture.Record) bool {
+	scanErr := src.Scan(1, func(rec *capture.Record) bool {
 		m := recordMsg(rec)
 		if rec.Session != "" {
 			sessions[rec.Seq] = rec.Session
 		}
-		if m.Body, bodyErr = r.Body(rec.Seq); bodyErr != nil {
+		if m.Body, bodyErr = src.Body(rec.Seq); bodyErr != nil {
 			bodyErr = fmt.Errorf("reading record %d: %w", rec.Seq, bodyErr)
 			return false
 		}
@@ -154,9 +164,9 @@ func loadLintMsgs(path string) (msgs []protocol.Msg, sessions map[uint64]string,
 		return true
 	})
 	if err := errors.Join(scanErr, bodyErr); err != nil {
-		return nil, nil, false, err
+		return nil, nil, false, live, err
 	}
-	return msgs, sessions, !r.Meta().End.IsZero(), nil
+	return msgs, sessions, !live && !src.Meta().End.IsZero(), live, nil
 }
 
 // recordMsg converts a capture record to what protocol reads.
