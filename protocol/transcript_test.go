@@ -65,6 +65,10 @@ func TestTranscriptGoose(t *testing.T) {
 			}
 		}
 	}
+	turns := s.PromptTurns()
+	if len(turns) != 2 || !strings.HasPrefix(turns[0].AgentText(), "Hi there!") || len(turns[1].ToolCalls()) != 12 {
+		t.Errorf("prompt turns %d, first answer %.20q, tools in the second %d", len(turns), turns[0].AgentText(), len(turns[1].ToolCalls()))
+	}
 	if prompts != 2 || tools != 12 {
 		t.Errorf("prompts %d tools %d, want 2 and 12", prompts, tools)
 	}

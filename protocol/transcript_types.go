@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // Transcript is the conversation rebuilt from a capture: per ACP
@@ -207,4 +208,39 @@ func (t *Transcript) Session(id string) *Session {
 		}
 	}
 	return nil
+}
+
+// AgentText joins the agent's messages of the turn, the text replay
+// compares when it checks a new run against a recording.
+func (t *Turn) AgentText() string {
+	var b strings.Builder
+	for _, it := range t.Items {
+		if it.Kind == ItemAgent {
+			b.WriteString(it.Text)
+		}
+	}
+	return b.String()
+}
+
+// ToolCalls returns the turn's tool calls in the order they started.
+func (t *Turn) ToolCalls() []*ToolCall {
+	var out []*ToolCall
+	for _, it := range t.Items {
+		if it.Kind == ItemTool {
+			out = append(out, it.Tool)
+		}
+	}
+	return out
+}
+
+// PromptTurns returns the session's turns that answer a session/prompt,
+// leaving out the setup turn and replayed history.
+func (s *Session) PromptTurns() []*Turn {
+	var out []*Turn
+	for _, t := range s.Turns {
+		if t.PromptSeq != 0 {
+			out = append(out, t)
+		}
+	}
+	return out
 }
