@@ -23,6 +23,7 @@ type acpState struct {
 	agentCaps  map[string]any
 
 	sessions   map[string]bool // established session ids
+	loading    map[string]bool // sessions whose session/load or resume is unanswered
 	newPending int             // session/new and session/fork awaiting answers
 	prompts    map[string]*promptRun
 	perms      map[pendingKey]*permRun
@@ -51,6 +52,7 @@ func optionIDs(p map[string]any) map[string]bool {
 
 func (s *acpState) init() {
 	s.sessions = map[string]bool{}
+	s.loading = map[string]bool{}
 	s.prompts = map[string]*promptRun{}
 	s.perms = map[pendingKey]*permRun{}
 }
@@ -93,8 +95,10 @@ func (l *linter) acpMessage(u unit) {
 		l.sessionMessage(u, sid)
 		a.perms[u.key(u.Dir, u.ID)] = &permRun{seq: u.Seq, session: sid, options: optionIDs(object(u.params()))}
 	case "session/load", "session/resume":
-		if sid != "" {
-			a.sessions[sid] = true
+		// load replays history as updates before it answers, so the
+		// session exists at once; the client must still wait.
+		if sid != "" && u.Kind == wire.KindRequest {
+			a.sessions[sid], a.loading[sid] = true, true
 		}
 	case "session/new", "session/fork":
 		if u.Kind == wire.KindRequest {
@@ -165,7 +169,13 @@ func (l *linter) methodChecks(u unit) {
 
 // sessionMessage checks that a message names an established session.
 func (l *linter) sessionMessage(u unit, id string) {
-	if id == "" || l.acp.sessions[id] {
+	if id == "" {
+		return
+	}
+	if l.acp.sessions[id] {
+		if l.acp.loading[id] && u.Dir == wire.DirClient && u.Method != "session/cancel" {
+			l.report("acp/session-not-ready", []uint64{u.Seq}, "%s for session %s sent before its session/load or resume was answered", u.Method, id)
+		}
 		return
 	}
 	seq := []uint64{u.Seq}
@@ -289,6 +299,11 @@ func (l *linter) acpResponse(req, u unit) {
 		}
 		if id := str(res, "sessionId"); id != "" {
 			a.sessions[id] = true
+		}
+	case "session/load", "session/resume":
+		delete(a.loading, req.Session)
+		if u.Kind == wire.KindError {
+			delete(a.sessions, req.Session)
 		}
 	case "session/prompt":
 		l.promptEnd(req, u, res)

@@ -67,12 +67,45 @@ func TestHTTPPermissionAnswer(t *testing.T) {
 {"dir":"client","msg":{"jsonrpc":"2.0","id":"p1","result":{"outcome":{"outcome":"cancelled"}}},"http":{"method":"POST","path":"/acp","stream":"post","connectionId":"c1","headers":{"content-type":"application/json"}}}
 {"dir":"agent","http":{"method":"POST","path":"/acp","status":202,"stream":"http","connectionId":"c1"}}
 `
+	_, found := lintString(t, capture)
+	if got := withRule(found, "http/missing-session-id"); len(got) != 1 || got[0].Seqs[0] != 4 {
+		t.Errorf("permission answer without Acp-Session-Id: %s", dump(got))
+	}
+}
+
+func lintString(t *testing.T, jsonl string) ([]Msg, []Finding) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "c.jsonl")
-	if err := os.WriteFile(path, []byte(capture), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(jsonl), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	msgs, opts := loadJSONL(t, path)
-	if got := withRule(Lint(msgs, opts), "http/missing-session-id"); len(got) != 1 || got[0].Seqs[0] != 4 {
-		t.Errorf("permission answer without Acp-Session-Id: %s", dump(got))
+	return msgs, Lint(msgs, opts)
+}
+
+// TestLintSessionLoad: updates during session/load are expected, but the
+// client must wait for the answer; a failed load establishes nothing.
+func TestLintSessionLoad(t *testing.T) {
+	const head = `{"dir":"client","msg":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}}
+{"dir":"agent","msg":{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}}}
+{"dir":"client","msg":{"jsonrpc":"2.0","id":1,"method":"session/load","params":{"sessionId":"old","cwd":"/","mcpServers":[]}}}
+{"dir":"agent","msg":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"old","update":{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"hi"}}}}}
+`
+	_, got := lintString(t, head+`{"dir":"client","msg":{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"old","prompt":[]}}}
+`)
+	if f := withRule(got, "acp/session-not-ready"); len(f) != 1 || f[0].Seqs[0] != 5 {
+		t.Errorf("prompt during load: %s", dump(got))
+	}
+	_, got = lintString(t, head+`{"dir":"agent","msg":{"jsonrpc":"2.0","id":1,"error":{"code":-32002,"message":"Resource not found"}}}
+{"dir":"client","msg":{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"old","prompt":[]}}}
+`)
+	if f := withRule(got, "acp/unknown-session"); len(f) != 1 || f[0].Seqs[0] != 6 {
+		t.Errorf("prompt after a failed load: %s", dump(got))
+	}
+	_, got = lintString(t, head+`{"dir":"agent","msg":{"jsonrpc":"2.0","id":1,"result":{}}}
+{"dir":"client","msg":{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"old","prompt":[]}}}
+`)
+	if len(got) != 0 {
+		t.Errorf("clean load: %s", dump(got))
 	}
 }

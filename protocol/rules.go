@@ -129,7 +129,7 @@ var rules = []Rule{
 	{"acp/not-initialized", Warning, "request sent before initialize was answered", refInit},
 	{"acp/protocol-version", Error, "protocolVersion is missing or not an integer", refVersion},
 	{"acp/version-negotiation", Warning, "agent answered a protocol version newer than the client asked for", refVersion},
-	{"acp/session-not-ready", Error, "session method used before the session/new creating it was answered", refSession},
+	{"acp/session-not-ready", Error, "session method used before the session/new, load or resume opening it was answered", refSession},
 	{"acp/unknown-session", Error, "sessionId that no session/new, load, resume or fork established", refSession},
 	{"acp/update-before-session", Warning, "session/update for a session whose session/new is not answered yet", refSession},
 	{"acp/stop-reason", Error, "session/prompt result has a stopReason outside end_turn, max_tokens, max_turn_requests, refusal, cancelled", refPrompt},
