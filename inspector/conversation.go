@@ -1,0 +1,391 @@
+package inspector
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/protocol"
+	"github.com/gdamore/tcell/v2"
+	"github.com/rivo/tview"
+)
+
+const pageConversation = "conversation"
+
+// conversation is the transcript page: one line per table row, each
+// pointing at the messages it came from.
+type conversation struct {
+	table *tview.Table
+	lines []convLine
+	job   *job
+}
+
+// convLine is one rendered line and the first message behind it.
+type convLine struct {
+	text string
+	seq  uint64
+}
+
+// loadMsgs reads every JSON-RPC record with its body, for the transcript.
+func loadMsgs(j *job, src capture.Source, progress func(done, total uint64)) ([]protocol.Msg, error) {
+	var msgs []protocol.Msg
+	last := src.Last()
+	lastReport := time.Now()
+	var bodyErr error
+	err := src.Scan(1, func(r *capture.Record) bool {
+		if r.Seq%1024 == 0 {
+			if j.stopped() {
+				return false
+			}
+			if time.Since(lastReport) > progressEvery {
+				lastReport = time.Now()
+				progress(r.Seq, last)
+			}
+		}
+		if !r.Kind.IsProtocol() {
+			return true
+		}
+		body, err := src.Body(r.Seq)
+		if err != nil {
+			bodyErr = err
+			return true
+		}
+		msgs = append(msgs, protocol.Msg{
+			Seq: r.Seq, Time: r.Time, Dir: r.Dir, Kind: r.Kind, Flags: r.Flags, ID: r.ID,
+			Method: r.Method, Session: r.Session, Parent: r.Parent, Body: body, HTTP: r.HTTP,
+		})
+		return true
+	})
+	if err == nil {
+		err = bodyErr
+	}
+	return msgs, err
+}
+
+// transcriptLines renders a transcript to lines of at most width cells.
+func transcriptLines(t *protocol.Transcript, width int) []convLine {
+	w := &lineWriter{width: max(width, 20)}
+	if t.Client != "" || t.Agent != "" {
+		w.add(0, "[gray]client %s · agent %s · protocol v%d[-]", esc(t.Client), esc(t.Agent), t.Version)
+	}
+	if len(t.Sessions) == 0 {
+		w.add(0, "no ACP session in this capture")
+	}
+	defer w.fillSeqs()
+	for _, s := range t.Sessions {
+		title := ""
+		if s.Title != "" {
+			title = " — " + esc(s.Title)
+		}
+		w.add(first(s.Seqs), "[::b]session %s%s[::-] [gray](%s)[-]", esc(s.ID), title, s.Origin)
+		for _, turn := range s.Turns {
+			writeTurn(w, turn)
+		}
+	}
+	return w.lines
+}
+
+func writeTurn(w *lineWriter, turn *protocol.Turn) {
+	if turn.Index == 0 && len(turn.Items) == 0 {
+		return
+	}
+	label := fmt.Sprintf("turn %d", turn.Index)
+	if turn.Index == 0 {
+		label = "before the first prompt"
+	}
+	if turn.Replayed {
+		label += " (replayed by session/load)"
+	}
+	w.add(turn.PromptSeq, "[yellow]── %s ──[-]", label)
+	if len(turn.Prompt) > 0 {
+		var parts []string
+		for _, b := range turn.Prompt {
+			parts = append(parts, b.Summary())
+		}
+		w.wrap(turn.PromptSeq, "[green]▶ user:[-] ", strings.Join(parts, " "))
+	}
+	for _, it := range turn.Items {
+		writeItem(w, it)
+	}
+	switch {
+	case turn.Error != "":
+		w.add(turn.EndSeq, "[red]■ error: %s[-]", esc(turn.Error))
+	case turn.StopReason != "":
+		color := "gray"
+		if turn.StopReason != "end_turn" {
+			color = "orange"
+		}
+		w.add(turn.EndSeq, "[%s]■ stop: %s[-]", color, esc(turn.StopReason))
+	case turn.PromptSeq != 0:
+		w.add(turn.PromptSeq, "[orange]■ no answer to the prompt yet[-]")
+	}
+	if turn.CancelSeq != 0 {
+		w.add(turn.CancelSeq, "[orange]  (cancelled by the client)[-]")
+	}
+}
+
+func writeItem(w *lineWriter, it *protocol.Item) {
+	seq := first(it.Seqs)
+	switch it.Kind {
+	case protocol.ItemUser:
+		w.wrap(seq, "[green]user:[-] ", it.Text)
+	case protocol.ItemAgent:
+		w.wrap(seq, "[aqua]agent:[-] ", it.Text)
+	case protocol.ItemThought:
+		w.wrap(seq, "[gray]thought:[-] ", it.Text)
+	case protocol.ItemTool:
+		writeTool(w, seq, it.Tool)
+	case protocol.ItemPlan:
+		w.add(seq, "[fuchsia]plan:[-]")
+		if it.Plan != nil {
+			for _, e := range it.Plan.Entries {
+				w.wrap(seq, fmt.Sprintf("  [%s] ", esc(e.Status)), e.Content)
+			}
+		}
+	case protocol.ItemPermission:
+		writePermission(w, seq, it.Permission)
+	case protocol.ItemCall:
+		if c := it.Call; c != nil {
+			line := fmt.Sprintf("%s %s", c.Method, c.Summary)
+			if c.Error != "" {
+				line += " → error: " + c.Error
+			} else if c.Result != "" {
+				line += " → " + c.Result
+			}
+			w.wrap(seq, "[blue]call:[-] ", line)
+		}
+	default:
+		w.wrap(seq, fmt.Sprintf("[gray]%s %s:[-] ", it.Kind, esc(it.Update)), it.Summary)
+	}
+}
+
+func writeTool(w *lineWriter, seq uint64, tc *protocol.ToolCall) {
+	if tc == nil {
+		return
+	}
+	status := strings.Join(tc.Statuses, "→")
+	if status == "" {
+		status = tc.Status
+	}
+	w.wrap(seq, "[orange]tool:[-] ", fmt.Sprintf("%s (%s) [%s]", tc.Title, tc.Kind, status))
+	for _, c := range tc.Content {
+		switch c.Type {
+		case "diff":
+			w.add(seq, "    [::b]diff %s[::-]", esc(c.Path))
+			writeDiff(w, seq, c.OldText, c.NewText)
+		case "terminal":
+			w.add(seq, "    terminal %s", esc(c.TerminalID))
+		default:
+			if c.Block != nil {
+				w.wrap(seq, "    ", c.Block.Summary())
+			}
+		}
+	}
+}
+
+// writeDiff shows removed then added lines, a few of each.
+func writeDiff(w *lineWriter, seq uint64, oldText, newText string) {
+	const most = 12
+	show := func(text, sign, color string) {
+		if text == "" {
+			return
+		}
+		lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+		for i, l := range lines {
+			if i == most {
+				w.add(seq, "    [gray]… %d more lines[-]", len(lines)-most)
+				break
+			}
+			w.add(seq, "    [%s]%s %s[-]", color, sign, esc(clip(l, w.width-8)))
+		}
+	}
+	show(oldText, "-", "red")
+	show(newText, "+", "green")
+}
+
+func writePermission(w *lineWriter, seq uint64, p *protocol.Permission) {
+	if p == nil {
+		return
+	}
+	var opts []string
+	for _, o := range p.Options {
+		opts = append(opts, fmt.Sprintf("%s (%s)", o.Name, o.Kind))
+	}
+	w.wrap(seq, "[yellow]permission:[-] ", p.Title+" — "+strings.Join(opts, ", "))
+	switch chosen, ok := p.Chosen(); {
+	case ok:
+		w.add(seq, "    → chose [::b]%s[::-] (%s)", esc(chosen.Name), esc(chosen.Kind))
+	case p.Outcome == "":
+		w.add(seq, "    [orange]→ unanswered[-]")
+	case p.Error != "":
+		w.add(seq, "    [red]→ error: %s[-]", esc(p.Error))
+	default:
+		w.add(seq, "    → %s %s", esc(p.Outcome), esc(p.OptionID))
+	}
+}
+
+func first(seqs []uint64) uint64 {
+	if len(seqs) == 0 {
+		return 0
+	}
+	return seqs[0]
+}
+
+func esc(s string) string { return tview.Escape(s) }
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n || n < 1 {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// lineWriter collects rendered lines with their message references.
+type lineWriter struct {
+	width int
+	lines []convLine
+}
+
+func (w *lineWriter) add(seq uint64, format string, args ...any) {
+	w.lines = append(w.lines, convLine{text: fmt.Sprintf(format, args...), seq: seq})
+}
+
+// fillSeqs points lines that came from no message (headings) at the
+// next line that did, so Enter works anywhere.
+func (w *lineWriter) fillSeqs() {
+	next := uint64(0)
+	for i := len(w.lines) - 1; i >= 0; i-- {
+		if w.lines[i].seq == 0 {
+			w.lines[i].seq = next
+		} else {
+			next = w.lines[i].seq
+		}
+	}
+}
+
+// wrap writes prefix (already tagged) and text (plain) over as many lines
+// as the width needs, indenting continuation lines.
+func (w *lineWriter) wrap(seq uint64, prefix, text string) {
+	plainPrefix := len([]rune(stripTags(prefix)))
+	room := max(w.width-plainPrefix, 10)
+	lines := wrapText(text, room)
+	for i, l := range lines {
+		if i == 0 {
+			w.lines = append(w.lines, convLine{text: prefix + esc(l), seq: seq})
+		} else {
+			w.lines = append(w.lines, convLine{text: strings.Repeat(" ", plainPrefix) + esc(l), seq: seq})
+		}
+	}
+}
+
+// wrapText breaks text into lines of at most n runes, at spaces where it
+// can, keeping the text's own line breaks.
+func wrapText(text string, n int) []string {
+	var out []string
+	for _, para := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		r := []rune(para)
+		if len(r) == 0 {
+			out = append(out, "")
+			continue
+		}
+		for len(r) > n {
+			cut := n
+			for i := n; i > n/2; i-- {
+				if r[i] == ' ' {
+					cut = i
+					break
+				}
+			}
+			out = append(out, string(r[:cut]))
+			r = r[cut:]
+			if len(r) > 0 && r[0] == ' ' {
+				r = r[1:]
+			}
+		}
+		out = append(out, string(r))
+	}
+	if len(out) == 0 {
+		out = []string{""}
+	}
+	return out
+}
+
+func stripTags(s string) string {
+	var b strings.Builder
+	in := false
+	for _, c := range s {
+		switch {
+		case c == '[':
+			in = true
+		case c == ']' && in:
+			in = false
+		case !in:
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
+}
+
+// showConversation opens the transcript page, built on a worker.
+func (cv *captureView) showConversation() {
+	if cv.convo != nil {
+		cv.convo.job.stop()
+	}
+	c := &conversation{table: tview.NewTable().SetSelectable(true, false)}
+	c.table.SetBorder(true).SetTitle(" conversation (Enter jumps to the messages, Esc back) ")
+	c.table.SetCell(0, 0, tview.NewTableCell("reading the capture…"))
+	c.table.SetInputCapture(func(ev *tcell.EventKey) *tcell.EventKey {
+		switch {
+		case ev.Key() == tcell.KeyEscape || ev.Key() == tcell.KeyRune && (ev.Rune() == 'q' || ev.Rune() == 'c'):
+			c.job.stop()
+			cv.a.pages.SwitchToPage(pageCapture)
+			cv.a.tv.SetFocus(cv.table)
+		case ev.Key() == tcell.KeyEnter:
+			row, _ := c.table.GetSelection()
+			if row < len(c.lines) && c.lines[row].seq != 0 {
+				cv.a.pages.SwitchToPage(pageCapture)
+				cv.a.tv.SetFocus(cv.table)
+				seq := c.lines[row].seq
+				cv.selectSeq(seq)
+				cv.message = fmt.Sprintf("from the conversation: message #%d", seq)
+			}
+		case ev.Key() == tcell.KeyRune && ev.Rune() == 'j':
+			return tcell.NewEventKey(tcell.KeyDown, 0, tcell.ModNone)
+		case ev.Key() == tcell.KeyRune && ev.Rune() == 'k':
+			return tcell.NewEventKey(tcell.KeyUp, 0, tcell.ModNone)
+		default:
+			return ev
+		}
+		return nil
+	})
+	cv.convo = c
+	_, _, width, _ := cv.table.GetInnerRect()
+	src := cv.src
+	c.job = cv.a.start(func(j *job) { // transcript worker
+		msgs, err := loadMsgs(j, src, func(done, total uint64) {
+			j.post(func() {
+				c.table.SetCell(0, 0, tview.NewTableCell(fmt.Sprintf("reading the capture… %d%%", done*100/max(total, 1))))
+			})
+		})
+		if j.stopped() {
+			return
+		}
+		lines := transcriptLines(protocol.BuildTranscript(msgs), width-2)
+		if err != nil {
+			lines = append([]convLine{{text: "[red]" + esc(err.Error()) + "[-]"}}, lines...)
+		}
+		j.post(func() {
+			c.lines = lines
+			c.table.Clear()
+			for i, l := range lines {
+				c.table.SetCell(i, 0, tview.NewTableCell(l.text).SetExpansion(1))
+			}
+			c.table.Select(0, 0)
+			c.table.ScrollToBeginning()
+		})
+	})
+	cv.a.pages.AddAndSwitchToPage(pageConversation, c.table, true)
+	cv.a.tv.SetFocus(c.table)
+}

@@ -1,0 +1,225 @@
+package inspector
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/acpscope/acpscope/capture"
+	"github.com/gdamore/tcell/v2"
+)
+
+const (
+	filterLabel   = "filter: "
+	searchLabel   = "/"
+	progressEvery = 100 * time.Millisecond
+	// pollLive is how often a filter over a live capture looks for new
+	// records once it has caught up.
+	pollLive = 100 * time.Millisecond
+)
+
+var (
+	barOK  = tcell.ColorBlack
+	barBad = tcell.ColorMaroon
+)
+
+// openBar focuses the bar to edit the filter or type a search.
+func (cv *captureView) openBar(mode string) {
+	cv.barMode = mode
+	if mode == "filter" {
+		cv.bar.SetLabel(filterLabel)
+		cv.bar.SetText(cv.filter.Source())
+	} else {
+		cv.bar.SetLabel(searchLabel)
+		cv.bar.SetText(cv.search.Source())
+	}
+	cv.a.tv.SetFocus(cv.bar)
+}
+
+// barChanged checks the expression as it is typed.
+func (cv *captureView) barChanged(text string) {
+	if cv.barMode == "" {
+		return
+	}
+	_, err := capture.ParseFilter(text)
+	var fe *capture.FilterError
+	if errors.As(err, &fe) {
+		cv.bar.SetFieldBackgroundColor(barBad)
+		label := len(filterLabel)
+		if cv.barMode == "search" {
+			label = len(searchLabel)
+		}
+		cv.message = fmt.Sprintf("%s^ at byte %d: %s", strings.Repeat(" ", label+fe.Pos), fe.Pos, fe.Msg)
+		return
+	}
+	cv.bar.SetFieldBackgroundColor(barOK)
+	cv.message = ""
+}
+
+// barKeys: ? shows the grammar instead of typing a question mark.
+func (cv *captureView) barKeys(ev *tcell.EventKey) *tcell.EventKey {
+	if ev.Key() == tcell.KeyRune && ev.Rune() == '?' {
+		cv.a.showGrammar()
+		return nil
+	}
+	return ev
+}
+
+func (cv *captureView) barDone(key tcell.Key) {
+	mode := cv.barMode
+	text := cv.bar.GetText()
+	switch key {
+	case tcell.KeyEnter:
+		if _, err := capture.ParseFilter(text); err != nil {
+			return // stay in the bar; the error is shown
+		}
+		cv.closeBar()
+		if mode == "filter" {
+			cv.applyFilter(text)
+		} else {
+			cv.startSearch(text)
+		}
+	case tcell.KeyEscape:
+		cv.closeBar()
+		cv.message = ""
+	}
+}
+
+func (cv *captureView) closeBar() {
+	cv.barMode = ""
+	cv.bar.SetFieldBackgroundColor(barOK)
+	cv.bar.SetLabel(filterLabel)
+	cv.bar.SetText(cv.filter.Source())
+	cv.a.tv.SetFocus(cv.table)
+}
+
+// applyFilter runs a filter over every record on a worker, showing
+// progress, then shows the matches. On a live capture the worker keeps
+// filtering new records as they arrive.
+func (cv *captureView) applyFilter(text string) {
+	f, err := capture.ParseFilter(text)
+	if err != nil {
+		cv.message = err.Error()
+		return
+	}
+	cv.filterJob.stop()
+	if f.Empty() {
+		cv.clearFilter()
+		return
+	}
+	cv.filter = f
+	cv.markedOnly = false
+	cv.filtering = "filtering… 0%"
+	keep := cv.rows.seqAt(cv.selected())
+	src, live := cv.src, cv.live
+	cv.filterJob = cv.a.start(func(j *job) { // filter worker
+		seqs, next, ok := filterRange(j, src, f, 1, func(done, total uint64) {
+			j.post(func() {
+				cv.filtering = fmt.Sprintf("filtering… %d%% (%d of %d)", done*100/max(total, 1), done, total)
+			})
+		})
+		if !ok {
+			return
+		}
+		j.post(func() {
+			cv.filtering = ""
+			cv.rows.setView(seqs, false)
+			i, _ := cv.rows.indexOf(keep)
+			if cv.follow && live {
+				i = cv.rows.total - 1
+			}
+			cv.selectIndex(i)
+			cv.showDetail()
+		})
+		if live {
+			cv.filterLive(j, f, next)
+		}
+	})
+}
+
+// filterLive appends the matches among records that arrive later.
+func (cv *captureView) filterLive(j *job, f *capture.Filter, next uint64) {
+	tick := time.NewTicker(pollLive)
+	defer tick.Stop()
+	for {
+		select {
+		case <-j.stopc:
+			return
+		case <-j.app.done:
+			return
+		case <-tick.C:
+		}
+		if cv.src.Last() < next {
+			continue
+		}
+		seqs, n, ok := filterRange(j, cv.src, f, next, nil)
+		if !ok {
+			return
+		}
+		next = n
+		if len(seqs) > 0 {
+			j.post(func() { cv.appendRows(seqs) })
+		}
+	}
+}
+
+// filterRange scans records from seq from to the current end and returns
+// the matching sequences and the next sequence to scan. ok is false when
+// the job was stopped.
+func filterRange(j *job, src capture.Source, f *capture.Filter, from uint64, progress func(done, total uint64)) (seqs []uint64, next uint64, ok bool) {
+	last := src.Last()
+	next = from
+	lastReport := time.Now()
+	err := src.Scan(from, func(r *capture.Record) bool {
+		if r.Seq > last {
+			return false
+		}
+		if r.Seq%1024 == 0 {
+			if j.stopped() {
+				return false
+			}
+			if progress != nil && time.Since(lastReport) > progressEvery {
+				lastReport = time.Now()
+				progress(r.Seq, last)
+			}
+		}
+		seq := r.Seq
+		if f.Match(r, func() []byte { b, _ := src.Body(seq); return b }) {
+			seqs = append(seqs, seq)
+		}
+		next = seq + 1
+		return true
+	})
+	if j.stopped() {
+		return nil, next, false
+	}
+	if err != nil {
+		j.post(func() { j.app.cv.message = "filter stopped: " + err.Error() })
+	}
+	return seqs, next, true
+}
+
+// clearFilter shows every record again.
+func (cv *captureView) clearFilter() {
+	cv.filterJob.stop()
+	cv.filter = nil
+	cv.filtering = ""
+	cv.markedOnly = false
+	cv.bar.SetText("")
+	keep := cv.rows.seqAt(cv.selected())
+	cv.rows.setView(nil, true)
+	i, _ := cv.rows.indexOf(keep)
+	cv.selectIndex(i)
+}
+
+// restoreView leaves the marked-only view for the filter's (or all).
+func (cv *captureView) restoreView(keep uint64) {
+	if cv.filter == nil {
+		cv.rows.setView(nil, true)
+		i, _ := cv.rows.indexOf(keep)
+		cv.selectIndex(i)
+		return
+	}
+	cv.applyFilter(cv.filter.Source())
+}
