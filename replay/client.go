@@ -99,7 +99,7 @@ func (c *clientRun) run(ctx context.Context) error {
 		if m.Dir != wire.DirClient || m.IsResponse() {
 			continue // the agent's part, and answers we give when asked
 		}
-		if err := c.waitBefore(ctx, i); err != nil {
+		if err := c.waitBefore(ctx, i, m.Kind == wire.KindNotification); err != nil {
 			return err
 		}
 		if c.eof {
@@ -114,7 +114,7 @@ func (c *clientRun) run(ctx context.Context) error {
 		fmt.Fprintf(c.opts.Log, "replay: → %s %s (sent %d, received %d)\n", m.Kind, m.Method, c.res.Sent, c.res.Received)
 	}
 	// The end: every request answered, then the trailing notifications.
-	return c.waitBefore(ctx, len(c.rec))
+	return c.waitBefore(ctx, len(c.rec), true)
 }
 
 func (c *clientRun) remainingSends(from int) int {
@@ -129,9 +129,10 @@ func (c *clientRun) remainingSends(from int) int {
 
 // waitBefore waits until the agent has caught up with the recording at
 // position i: every response recorded before i has arrived (hard, up to
-// Timeout), and as many agent messages as were recorded before i (soft:
+// Timeout), and, when positional (a notification such as session/cancel,
+// or the end), as many agent messages as were recorded before i (soft:
 // until the agent has been quiet for Settle).
-func (c *clientRun) waitBefore(ctx context.Context, i int) error {
+func (c *clientRun) waitBefore(ctx context.Context, i int, positional bool) error {
 	wantCount := 0
 	for j := 0; j < i; j++ {
 		m := &c.rec[j]
@@ -147,7 +148,7 @@ func (c *clientRun) waitBefore(ctx context.Context, i int) error {
 		}
 	}
 	// Soft wait: position relative to what the agent sends.
-	for c.agentSeen < wantCount && !c.eof {
+	for positional && c.agentSeen < wantCount && !c.eof {
 		quietFor := time.Since(c.lastRecv)
 		if quietFor >= c.opts.Settle {
 			break

@@ -46,11 +46,9 @@ func isChunk(update string) bool { return chunkUpdates[update] }
 type updateShape struct {
 	Params struct {
 		Update struct {
-			SessionUpdate string `json:"sessionUpdate"`
-			Content       struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			} `json:"content"`
+			SessionUpdate string          `json:"sessionUpdate"`
+			Content       json.RawMessage `json:"content"` // a block, or a tool call's list
+
 		} `json:"update"`
 	} `json:"params"`
 }
@@ -64,7 +62,13 @@ func updateOf(m *Message) (subtype, text string) {
 	if json.Unmarshal(m.Body, &u) != nil {
 		return "", ""
 	}
-	return u.Params.Update.SessionUpdate, u.Params.Update.Content.Text
+	var block struct {
+		Text string `json:"text"`
+	}
+	if c := u.Params.Update.Content; len(c) > 0 && c[0] == '{' {
+		_ = json.Unmarshal(c, &block)
+	}
+	return u.Params.Update.SessionUpdate, block.Text
 }
 
 // Fold groups msgs into items. Consecutive chunks of the same subtype and
