@@ -156,3 +156,61 @@ func TestReplayAsAgentRebindsTerminal(t *testing.T) {
 		t.Errorf("result %+v", res)
 	}
 }
+
+func TestOnlySession(t *testing.T) {
+	msgs := conv(
+		`c {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`,
+		`a {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}`,
+		`c {"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/a","mcpServers":[]}}`,
+		`a {"jsonrpc":"2.0","id":1,"result":{"sessionId":"A"}}`,
+		`c {"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/b","mcpServers":[]}}`,
+		`a {"jsonrpc":"2.0","id":2,"result":{"sessionId":"B"}}`,
+		`c {"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"B","prompt":[]}}`,
+		`a {"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}`,
+	)
+	got := OnlySession(msgs, "B")
+	var seqs []uint64
+	for _, m := range got {
+		seqs = append(seqs, m.Seq)
+	}
+	if len(seqs) != 6 || seqs[2] != 5 || got[5].Method != "session/prompt" || got[5].Peer != 4 {
+		t.Errorf("session B kept seqs %v (want 1 2 5 6 7 8, paired)", seqs)
+	}
+}
+
+func TestReplayAsAgentSpeed(t *testing.T) {
+	rec := conv(
+		`c {"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}`,
+		chunk("s", "a"),
+		chunk("s", "b"),
+		`a {"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}`,
+	)
+	// conv spaces messages 10 ms apart; stretch the gaps to 300 ms.
+	for i := range rec {
+		rec[i].Time = int64(i) * int64(300*time.Millisecond)
+	}
+	for _, tt := range []struct {
+		speed    float64
+		min, max time.Duration
+	}{{1, 850 * time.Millisecond, 3 * time.Second}, {10, 80 * time.Millisecond, 600 * time.Millisecond}, {0, 0, 200 * time.Millisecond}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		toAgentR, toAgentW := io.Pipe()
+		toClientR, toClientW := io.Pipe()
+		go func() { // the replaying agent
+			RunAgent(ctx, rec, toAgentR, toClientW, AgentOptions{Speed: tt.speed})
+			toClientW.Close()
+		}()
+		client := newPeer(toClientR, toAgentW, wire.DirAgent, nil)
+		start := time.Now()
+		client.send([]byte(`{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}`))
+		for n := 0; n < 3; n++ {
+			<-client.in
+		}
+		took := time.Since(start)
+		if took < tt.min || took > tt.max {
+			t.Errorf("speed %v: the turn took %v, want %v to %v", tt.speed, took, tt.min, tt.max)
+		}
+		toAgentW.Close()
+		cancel()
+	}
+}
