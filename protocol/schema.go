@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -173,28 +174,59 @@ func (v *SchemaValidator) validate(seq uint64, method, role, name string, raw []
 
 var schemaPrinter = message.NewPrinter(language.English)
 
-// schemaPaths lists the leaf failures as "path: reason".
+// schemaPaths lists the leaf failures by instance path, "path: reason",
+// alternatives of one path joined (a oneOf fails once per branch).
 func schemaPaths(verr *jsonschema.ValidationError) []string {
-	var out []string
-	seen := map[string]bool{}
+	byPath := map[string][]string{}
+	var paths []string
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
+		for _, c := range e.Causes {
+			walk(c)
+		}
 		if len(e.Causes) > 0 {
-			for _, c := range e.Causes {
-				walk(c)
-			}
 			return
 		}
-		line := "/" + strings.Join(e.InstanceLocation, "/") + ": " + e.ErrorKind.LocalizedString(schemaPrinter)
-		if !seen[line] {
-			seen[line] = true
-			out = append(out, line)
+		path := "/" + strings.Join(e.InstanceLocation, "/")
+		msg := e.ErrorKind.LocalizedString(schemaPrinter)
+		if _, ok := byPath[path]; !ok {
+			paths = append(paths, path)
+		}
+		if !slices.Contains(byPath[path], msg) {
+			byPath[path] = append(byPath[path], msg)
 		}
 	}
 	walk(verr)
-	sort.Strings(out)
+	sort.Strings(paths)
+	var out []string
+	for _, path := range paths {
+		out = append(out, path+": "+joinReasons(byPath[path]))
+	}
 	if len(out) > maxSchemaErrors {
 		out = append(out[:maxSchemaErrors], fmt.Sprintf("and %d more", len(out)-maxSchemaErrors))
 	}
 	return out
+}
+
+// joinReasons merges "value must be 'a'", "value must be 'b'" into one
+// "value must be one of 'a', 'b'" and joins the rest with "or".
+func joinReasons(msgs []string) string {
+	const prefix = "value must be '"
+	var consts, other []string
+	for _, m := range msgs {
+		if strings.HasPrefix(m, prefix) {
+			consts = append(consts, strings.TrimPrefix(m, "value must be "))
+		} else {
+			other = append(other, m)
+		}
+	}
+	sort.Strings(consts)
+	switch len(consts) {
+	case 0:
+	case 1:
+		other = append(other, "value must be "+consts[0])
+	default:
+		other = append(other, "value must be one of "+strings.Join(consts, ", "))
+	}
+	return strings.Join(other, " or ")
 }
