@@ -122,30 +122,30 @@ var methods = []Method{
 	{"terminal/wait_for_exit", FromAgent, false, true, Stable, v1, "wait for a terminal command"},
 	{"terminal/kill", FromAgent, false, true, Stable, v1, "kill a terminal command"},
 	{"terminal/release", FromAgent, false, true, Stable, v1, "release a terminal"},
-	{"elicitation/create", FromAgent, false, false, Stable, v1, "ask the user for structured input"},
-	{"elicitation/complete", FromAgent, true, false, Stable, v1, "end an elicitation"},
+	{"elicitation/create", FromAgent, false, false, Stable, v12, "ask the user for structured input"},
+	{"elicitation/complete", FromAgent, true, false, Stable, v12, "end an elicitation"},
 	{"$/cancel_request", FromEither, true, false, Stable, v12, "cancel an in-flight request"},
 
 	{"session/set_model", FromClient, false, true, Legacy, v1, "choose a model (now a config option)"},
 
-	{"session/fork", FromClient, false, true, Unstable, v1, "fork a session"},
+	{"session/fork", FromClient, false, true, Unstable, v12, "fork a session"},
 	{"session/setTitle", FromClient, false, true, Unstable, v1, "set a session's title"},
-	{"providers/list", FromClient, false, false, Unstable, v1, "list model providers"},
-	{"providers/set", FromClient, false, false, Unstable, v1, "configure a model provider"},
-	{"providers/disable", FromClient, false, false, Unstable, v1, "disable a model provider"},
-	{"mcp/connect", FromAgent, false, false, Unstable, v1, "open an MCP connection through the client"},
-	{"mcp/message", FromEither, false, false, Unstable, v1, "carry an MCP message"},
-	{"mcp/disconnect", FromAgent, false, false, Unstable, v1, "close an MCP connection"},
-	{"nes/start", FromClient, false, false, Unstable, v1, "start next-edit suggestions"},
-	{"nes/suggest", FromClient, false, false, Unstable, v1, "ask for a next-edit suggestion"},
-	{"nes/accept", FromClient, true, false, Unstable, v1, "accept a suggestion"},
-	{"nes/reject", FromClient, true, false, Unstable, v1, "reject a suggestion"},
-	{"nes/close", FromClient, false, false, Unstable, v1, "stop next-edit suggestions"},
-	{"document/didOpen", FromClient, true, false, Unstable, v1, "a document was opened"},
-	{"document/didChange", FromClient, true, false, Unstable, v1, "a document changed"},
-	{"document/didClose", FromClient, true, false, Unstable, v1, "a document was closed"},
-	{"document/didSave", FromClient, true, false, Unstable, v1, "a document was saved"},
-	{"document/didFocus", FromClient, true, false, Unstable, v1, "a document got focus"},
+	{"providers/list", FromClient, false, false, Unstable, v12, "list model providers"},
+	{"providers/set", FromClient, false, false, Unstable, v12, "configure a model provider"},
+	{"providers/disable", FromClient, false, false, Unstable, v12, "disable a model provider"},
+	{"mcp/connect", FromAgent, false, false, Unstable, v12, "open an MCP connection through the client"},
+	{"mcp/message", FromEither, false, false, Unstable, v12, "carry an MCP message"},
+	{"mcp/disconnect", FromAgent, false, false, Unstable, v12, "close an MCP connection"},
+	{"nes/start", FromClient, false, false, Unstable, v12, "start next-edit suggestions"},
+	{"nes/suggest", FromClient, false, false, Unstable, v12, "ask for a next-edit suggestion"},
+	{"nes/accept", FromClient, true, false, Unstable, v12, "accept a suggestion"},
+	{"nes/reject", FromClient, true, false, Unstable, v12, "reject a suggestion"},
+	{"nes/close", FromClient, false, false, Unstable, v12, "stop next-edit suggestions"},
+	{"document/didOpen", FromClient, true, false, Unstable, v12, "a document was opened"},
+	{"document/didChange", FromClient, true, false, Unstable, v12, "a document changed"},
+	{"document/didClose", FromClient, true, false, Unstable, v12, "a document was closed"},
+	{"document/didSave", FromClient, true, false, Unstable, v12, "a document was saved"},
+	{"document/didFocus", FromClient, true, false, Unstable, v12, "a document got focus"},
 
 	{"auth/login", FromClient, false, false, V2Draft, v2, "log in (v2 authenticate)"},
 	{"auth/logout", FromClient, false, false, V2Draft, v2, "log out (v2)"},
@@ -154,6 +154,9 @@ var methods = []Method{
 	{"agents/run", FromClient, false, false, PreAlpha, none, "run an agent (Agent Communication Protocol)"},
 	{"notifications/agents/run/progress", FromAgent, true, false, PreAlpha, none, "a run's output delta"},
 }
+
+// unstablePrefixes name the method families of the unstable schema.
+var unstablePrefixes = []string{"providers/", "mcp/", "nes/", "document/"}
 
 var methodIndex = func() map[string]Method {
 	ix := make(map[string]Method, len(methods))
@@ -173,6 +176,13 @@ func Lookup(name string) (Method, bool) {
 	}
 	if strings.HasPrefix(name, "_") {
 		return Method{Name: name, Sender: FromEither, Stability: Extension, Versions: v12, Summary: "extension method"}, true
+	}
+	// Unstable families grow faster than any table: a new member is
+	// unstable, not unknown.
+	for _, prefix := range unstablePrefixes {
+		if strings.HasPrefix(name, prefix) {
+			return Method{Name: name, Sender: FromEither, Stability: Unstable, Versions: v12, Summary: "unstable method"}, true
+		}
 	}
 	return Method{Name: name}, false
 }

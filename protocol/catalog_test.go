@@ -26,6 +26,7 @@ func TestLookup(t *testing.T) {
 		{"auth/login", true, V2Draft, false, false, wire.DirClient},
 		{"_zed.dev/foo", true, Extension, false, false, wire.DirAgent},
 		{"agents/run", true, PreAlpha, false, false, wire.DirClient},
+		{"nes/future", true, Unstable, false, false, wire.DirClient},
 		{"session/unknown", false, Unknown, false, false, wire.DirClient},
 	}
 	for _, tt := range tests {
@@ -55,6 +56,9 @@ func TestLookupVersion(t *testing.T) {
 		{"auth/login", 2, true},
 		{"session/prompt", 2, true},
 		{"_x/y", 2, true},
+		{"elicitation/create", 2, true},
+		{"session/fork", 2, true},
+		{"session/setTitle", 2, false},
 	}
 	for _, tt := range tests {
 		if _, _, in := LookupVersion(tt.name, tt.version); in != tt.inVersion {
