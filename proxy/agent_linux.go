@@ -19,3 +19,11 @@ func growPipe(f *os.File) {
 		syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_SETPIPE_SZ, pipeSize)
 	})
 }
+
+// setDeathSignal asks the kernel to send the agent SIGTERM if the proxy
+// dies without stopping it (SIGKILL, a crash): the agent's stdin then
+// only reaches EOF, which agents such as codex-acp ignore, and the agent
+// would run on as an orphan. The signal is tied to the thread that forked
+// it, which in Go lives as long as the process unless a goroutine exits
+// while locked to it; nothing here locks threads.
+func setDeathSignal(attr *syscall.SysProcAttr) { attr.Pdeathsig = syscall.SIGTERM }

@@ -2,6 +2,12 @@
 
 package proxy
 
-import "os"
+import (
+	"os"
+	"syscall"
+)
 
 func growPipe(*os.File) {}
+
+// setDeathSignal: only Linux can tie the agent's life to ours.
+func setDeathSignal(*syscall.SysProcAttr) {}

@@ -8,7 +8,9 @@ import "syscall"
 // we forward reach every process it spawned, and so that a Ctrl-C typed
 // in a terminal reaches it only through us.
 func agentProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true}
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	setDeathSignal(attr)
+	return attr
 }
 
 func signalGroup(pgid int, sig syscall.Signal) error {

@@ -15,9 +15,9 @@ import (
 // last words are already in the pipe, so this only matters for them.
 const drainWait = 250 * time.Millisecond
 
-// stdinWait bounds the wait for the editor-side pump once the agent is
-// gone and the pump was told to stop through a read deadline.
-const stdinWait = time.Second
+// pumpWait bounds the wait for a pump told to stop (a read deadline, a
+// closed pipe) before it is abandoned.
+const pumpWait = time.Second
 
 // session is one run of the stdio proxy: the agent and its three pumps.
 type session struct {
@@ -132,11 +132,29 @@ func (s *session) drainOutputs() {
 		// Something outside our group holds the pipes: stop reading.
 		s.agent.Stdout.Close()
 		s.agent.Stderr.Close()
-		<-s.out.done
-		<-s.errp.done
+	}
+	// A pump still running now is stuck writing to an editor that does
+	// not read; it is muted and left behind rather than hang the exit.
+	giveUp := time.After(pumpWait)
+	for _, p := range []*pump{s.out, s.errp} {
+		if !p.waitUntil(giveUp) {
+			s.abandon(p)
+		}
 	}
 	s.agent.Stdout.Close()
 	s.agent.Stderr.Close()
+}
+
+// abandon mutes a pump that cannot be stopped and records its stream's
+// end in its place.
+func (s *session) abandon(p *pump) {
+	p.quiet.Store(true)
+	if p.finished() {
+		return // it ended between the two checks and recorded its end
+	}
+	if s.cfg.Recorder != nil {
+		s.cfg.Recorder.EndStream(s.cfg.Conn, p.stream, time.Now().UnixNano())
+	}
 }
 
 // stopLeftovers sends SIGTERM, then after Grace SIGKILL, to what remains
@@ -163,25 +181,23 @@ func (s *session) stopInput() {
 		return
 	}
 	if d, ok := s.cfg.Stdin.(interface{ SetReadDeadline(time.Time) error }); ok && d.SetReadDeadline(time.Now()) == nil {
-		if s.in.waitUntil(time.After(stdinWait)) {
+		if s.in.waitUntil(time.After(pumpWait)) {
 			return
 		}
 	}
-	s.in.quiet.Store(true)
-	if s.in.finished() {
-		return // it ended between the two checks and recorded its end
-	}
-	if s.cfg.Recorder != nil {
-		s.cfg.Recorder.EndStream(s.cfg.Conn, capture.StreamClient, time.Now().UnixNano())
-	}
+	s.abandon(s.in)
 }
 
-// collect copies the pumps' counters into the result. The stdin pump's
-// are read only if it finished.
+// collect copies the pumps' counters into the result, from the pumps
+// that finished (an abandoned one still owns its counters).
 func (s *session) collect() {
-	s.res.AgentBytes = s.out.n
-	s.res.StderrBytes = s.errp.n
-	s.res.StdoutErr = s.out.writeErr
+	if s.out.finished() {
+		s.res.AgentBytes = s.out.n
+		s.res.StdoutErr = s.out.writeErr
+	}
+	if s.errp.finished() {
+		s.res.StderrBytes = s.errp.n
+	}
 	if s.in.finished() {
 		s.res.ClientBytes = s.in.n
 	}

@@ -387,7 +387,7 @@ func waitGone(t *testing.T, pid int) {
 	for processLive(pid) {
 		if time.Now().After(deadline) {
 			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("process %d outlived the agent", pid)
+			t.Fatalf("process %d is still running 5 s later", pid)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -21,6 +21,7 @@
 //	trap                print "trap SIGNAME" on stderr for each SIGINT, SIGTERM
 //	                    or SIGHUP, keep echoing, exit 0 at stdin EOF
 //	sleep               sleep forever (the child of spawn-child)
+//	pid MODE…           print "pid PID" on stderr, then run MODE
 package peer
 
 import (
@@ -73,6 +74,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return trap(stdin, stdout, stderr)
 	case "sleep":
 		sleepForever()
+	case "pid":
+		fmt.Fprintf(stderr, "pid %d\n", os.Getpid())
+		return Main(rest, stdin, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "testagent: unknown mode %q\n", mode)
 	return 2
