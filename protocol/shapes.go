@@ -27,6 +27,12 @@ var updateVariants = []UpdateVariant{
 	{"compaction_update", Unstable},
 	{"compaction_summary_chunk", Unstable},
 	{"state_update", V2Draft},
+	{"user_message", V2Draft},
+	{"agent_message", V2Draft},
+	{"agent_thought", V2Draft},
+	{"tool_call_content_chunk", V2Draft},
+	{"terminal_update", V2Draft},
+	{"terminal_output_chunk", V2Draft},
 }
 
 // UpdateVariants returns the known session/update variants.

@@ -178,7 +178,10 @@ func TestTranscriptV2(t *testing.T) {
 		"client", `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s2","prompt":[{"type":"text","text":"go"}]}}`,
 		"agent", `{"jsonrpc":"2.0","id":2,"result":{}}`,
 		"agent", upd(`{"sessionUpdate":"state_update","state":"running"}`),
-		"agent", upd(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"done"}}`),
+		"agent", upd(`{"sessionUpdate":"agent_message_chunk","messageId":"m1","content":{"type":"text","text":"do"}}`),
+		"agent", upd(`{"sessionUpdate":"agent_message","messageId":"m1","content":[{"type":"text","text":"done"}]}`),
+		"agent", upd(`{"sessionUpdate":"tool_call_update","toolCallId":"t1","title":"ls","status":"in_progress"}`),
+		"agent", upd(`{"sessionUpdate":"tool_call_content_chunk","toolCallId":"t1","content":{"type":"terminal","terminalId":"x"}}`),
 		"agent", upd(`{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn"}`),
 	)
 	tr := BuildTranscript(msgs)
@@ -186,14 +189,17 @@ func TestTranscriptV2(t *testing.T) {
 		t.Fatalf("version %d", tr.Version)
 	}
 	turn := tr.Sessions[0].Turns[len(tr.Sessions[0].Turns)-1]
-	if turn.StopReason != "end_turn" || turn.EndSeq != 9 {
-		t.Errorf("turn ended %q at %d, want end_turn at 9", turn.StopReason, turn.EndSeq)
+	if turn.StopReason != "end_turn" || turn.EndSeq != 12 {
+		t.Errorf("turn ended %q at %d, want end_turn at 12", turn.StopReason, turn.EndSeq)
+	}
+	if turn.AgentText() != "done" || len(turn.ToolCalls()) != 1 || len(turn.ToolCalls()[0].Content) != 1 {
+		t.Errorf("v2 message and tool content: %q %+v", turn.AgentText(), turn.ToolCalls())
 	}
 	if got := withRule(Lint(msgs, LintOptions{Finished: true}), "acp/stop-reason"); len(got) != 0 {
 		t.Errorf("v2 prompt acknowledgement judged as a v1 result: %s", dump(got))
 	}
-	msgs = append(msgs, FromLine(10, 2, []byte(upd(`{"sessionUpdate":"state_update","state":"idle","stopReason":"finished"}`))))
-	if got := withRule(Lint(msgs, LintOptions{Finished: true}), "acp/stop-reason"); len(got) != 1 || got[0].Seqs[0] != 10 {
+	msgs = append(msgs, FromLine(13, 2, []byte(upd(`{"sessionUpdate":"state_update","state":"idle","stopReason":"finished"}`))))
+	if got := withRule(Lint(msgs, LintOptions{Finished: true}), "acp/stop-reason"); len(got) != 1 || got[0].Seqs[0] != 13 {
 		t.Errorf("v2 state_update stop reason not checked: %s", dump(got))
 	}
 }

@@ -19,8 +19,19 @@ func (b *builder) update(u unit, s *Session, upd map[string]any, raw []byte) {
 		b.chunk(u, s, ItemAgent, upd)
 	case "agent_thought_chunk":
 		b.chunk(u, s, ItemThought, upd)
+	case "user_message":
+		b.message(u, s, ItemUser, upd)
+	case "agent_message":
+		b.message(u, s, ItemAgent, upd)
+	case "agent_thought":
+		b.message(u, s, ItemThought, upd)
 	case "tool_call", "tool_call_update":
 		b.tool(u, s, upd)
+	case "tool_call_content_chunk":
+		it := b.tool(u, s, map[string]any{"toolCallId": upd["toolCallId"]})
+		if c, ok := upd["content"].(map[string]any); ok {
+			it.Tool.Content = append(it.Tool.Content, toolContent([]any{c})...)
+		}
 	case "plan":
 		plan := &Plan{Seq: u.Seq}
 		for _, e := range arr(upd, "entries") {
@@ -81,7 +92,7 @@ func answered(t *Turn) bool {
 	return false
 }
 
-func (b *builder) tool(u unit, s *Session, upd map[string]any) {
+func (b *builder) tool(u unit, s *Session, upd map[string]any) *Item {
 	id := str(upd, "toolCallId")
 	it, ok := s.tools[id]
 	if !ok {
@@ -90,6 +101,32 @@ func (b *builder) tool(u unit, s *Session, upd map[string]any) {
 	}
 	it.Seqs = append(it.Seqs, u.Seq)
 	mergeTool(it.Tool, upd)
+	return it
+}
+
+// message handles the v2 draft's whole messages (content is an array of
+// blocks); one with the messageId of the chunks before it replaces their
+// text.
+func (b *builder) message(u unit, s *Session, kind ItemKind, upd map[string]any) {
+	var parts []string
+	for _, blk := range blocks(arr(upd, "content")) {
+		parts = append(parts, blk.Summary())
+	}
+	text, msgID := strings.Join(parts, ""), str(upd, "messageId")
+	t := s.current()
+	for i := len(t.Items) - 1; i >= 0; i-- {
+		last := t.Items[i]
+		if last.Kind == ItemInfo {
+			continue
+		}
+		if last.Kind == kind && last.MessageID == msgID && msgID != "" {
+			last.Text = text
+			last.Seqs = append(last.Seqs, u.Seq)
+			return
+		}
+		break
+	}
+	s.add(&Item{Kind: kind, Seqs: []uint64{u.Seq}, MessageID: msgID, Text: text})
 }
 
 // mergeTool applies the fields present in a tool_call or
@@ -247,6 +284,10 @@ func infoSummary(s *Session, kind string, upd map[string]any) string {
 			s.Title = t
 		}
 		return fmt.Sprintf("title %q", str(upd, "title"))
+	case "terminal_update":
+		return fmt.Sprintf("terminal %s %s", str(upd, "terminalId"), str(upd, "command"))
+	case "terminal_output_chunk":
+		return fmt.Sprintf("terminal %s output, %d bytes base64", str(upd, "terminalId"), len(str(upd, "data")))
 	case "usage_update":
 		return fmt.Sprintf("context %s of %s tokens used", numberText(upd["used"]), numberText(upd["size"]))
 	}
