@@ -3,6 +3,7 @@ package capture
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 )
@@ -38,7 +39,7 @@ func BenchmarkWriter200B(b *testing.B) {
 		chunk = append(chunk, line200(i)...)
 	}
 	chunks := max(1, b.N/perChunk)
-	w := createTest(b, WriterOptions{NoFeed: true})
+	w := createTest(b, WriterOptions{NoFeed: true, NoSync: benchNoSync})
 	b.SetBytes(int64(len(chunk)))
 	b.ResetTimer()
 	start := time.Now()
@@ -60,7 +61,7 @@ func BenchmarkWriter200B(b *testing.B) {
 // reads, fsync on.
 func BenchmarkWriter10MB(b *testing.B) {
 	line := []byte(bigLine(10_000_000) + "\n")
-	w := createTest(b, WriterOptions{NoFeed: true})
+	w := createTest(b, WriterOptions{NoFeed: true, NoSync: benchNoSync})
 	b.SetBytes(int64(len(line)))
 	b.ResetTimer()
 	start := time.Now()
@@ -78,3 +79,7 @@ func BenchmarkWriter10MB(b *testing.B) {
 	b.ReportMetric(float64(b.N)*float64(len(line))/1e6/elapsed.Seconds(), "MB/s-committed")
 	b.ReportMetric(float64(st.Loss.Messages), "lost")
 }
+
+// benchNoSync turns fsync off to see the store's ceiling apart from the
+// disk (ACPSCOPE_BENCH_NOSYNC=1).
+var benchNoSync = os.Getenv("ACPSCOPE_BENCH_NOSYNC") == "1"

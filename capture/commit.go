@@ -155,6 +155,9 @@ func (w *Writer) commit(g *group) error {
 	}
 	if storeMeta {
 		w.lossSaved = meta.Loss
+		if w.feed != nil {
+			w.feed.metaGen.Add(1)
+		}
 	}
 	return nil
 }

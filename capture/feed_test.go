@@ -1,0 +1,191 @@
+package capture
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func notif(i int) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","n":%d}}`, i)
+}
+
+// waitLast waits until src holds seq last.
+func waitLast(t *testing.T, l *Live, last uint64) {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for l.Last() < last {
+		select {
+		case _, ok := <-l.Updates():
+			if !ok && l.Last() < last {
+				t.Fatalf("feed ended at %d before %d: %v", l.Last(), last, l.Err())
+			}
+		case <-deadline:
+			t.Fatalf("timed out at %d waiting for %d", l.Last(), last)
+		}
+	}
+}
+
+func TestLiveFeedTwoSubscribers(t *testing.T) {
+	w := createTest(t, WriterOptions{NoSync: true, CommitEvery: 5 * time.Millisecond})
+	write := func(from, to int) {
+		for i := from; i <= to; i++ {
+			w.Chunk(0, StreamAgent, int64(i), []byte(notif(i)+"\n"))
+		}
+	}
+	write(1, 10)
+	if _, err := Open(w.Path()); !errors.Is(err, ErrLive) {
+		t.Errorf("Open of a live capture = %v, want ErrLive", err)
+	} else if !strings.Contains(err.Error(), "acpscope tail") {
+		t.Errorf("ErrLive without advice: %v", err)
+	}
+	a, err := DialLive(w.Path(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	waitLast(t, a, 10)
+	write(11, 20)
+	b, err := DialLive(w.Path(), 15)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	waitLast(t, b, 20)
+	write(21, 30)
+	w.UpdateMeta(func(m *Meta) { m.Agent = "demo-agent" })
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		l     *Live
+		first uint64
+	}{{"from 1", a, 1}, {"from 15", b, 15}} {
+		t.Run(tc.name, func(t *testing.T) {
+			select {
+			case <-tc.l.Done():
+			case <-time.After(5 * time.Second):
+				t.Fatal("feed did not end")
+			}
+			if err := tc.l.Err(); err != nil {
+				t.Fatalf("Err() = %v after a clean end", err)
+			}
+			if tc.l.Last() != 30 {
+				t.Fatalf("Last() = %d", tc.l.Last())
+			}
+			var seqs []uint64
+			tc.l.Scan(1, func(r *Record) bool { seqs = append(seqs, r.Seq); return true })
+			if len(seqs) != int(31-tc.first) || seqs[0] != tc.first {
+				t.Fatalf("scanned %d records from %v", len(seqs), seqs[:1])
+			}
+			for seq := tc.first; seq <= 30; seq++ {
+				body, err := tc.l.Body(seq)
+				if err != nil || string(body) != notif(int(seq)) {
+					t.Fatalf("Body(%d) = %q, %v", seq, body, err)
+				}
+			}
+			if m := tc.l.Meta(); m.End.IsZero() || m.Agent != "demo-agent" {
+				t.Errorf("final meta = %+v", m)
+			}
+		})
+	}
+	if _, err := os.Stat(SocketPath(w.Path())); !os.IsNotExist(err) {
+		t.Errorf("socket left behind: %v", err)
+	}
+}
+
+func TestSlowSubscriberCutOff(t *testing.T) {
+	old := feedWriteTimeout
+	feedWriteTimeout = 200 * time.Millisecond
+	defer func() { feedWriteTimeout = old }()
+	w := createTest(t, WriterOptions{NoSync: true, CommitEvery: 5 * time.Millisecond})
+	c, err := net.Dial("unix", SocketPath(w.Path()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte("{\"from\":1}\n"))
+	big := bytes.Repeat([]byte("x"), 1<<20)
+	big[len(big)-1] = '\n'
+	start := time.Now()
+	for i := 0; i < 32; i++ { // 32 MiB: far more than socket buffers hold
+		w.Chunk(0, StreamAgent, int64(i), big)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("the tap took %v with a stuck subscriber", d)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for w.Stats().Committed < 32 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := w.Stats().Committed; got != 32 {
+		t.Fatalf("writer committed %d of 32 records with a stuck subscriber", got)
+	}
+	time.Sleep(3 * feedWriteTimeout)
+	// Now read: the server must have cut the connection.
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	br := bufio.NewReaderSize(c, 4<<20)
+	var sawEOF bool
+	for {
+		_, err := br.ReadBytes('\n')
+		if err != nil {
+			sawEOF = !errors.Is(err, os.ErrDeadlineExceeded)
+			break
+		}
+	}
+	if !sawEOF {
+		t.Error("a stuck subscriber was not cut off")
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStaleSocketRemoved(t *testing.T) {
+	dir := t.TempDir()
+	path := dirCapture(t, dir, "stale.acpscope")
+	sock := SocketPath(path)
+	// A socket file nobody listens on, as a SIGKILLed proxy leaves it.
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	ln.Close()
+	if _, err := os.Stat(sock); err != nil {
+		t.Fatalf("setup: %v", err)
+	}
+	infos, err := List(dir)
+	if err != nil || len(infos) != 1 {
+		t.Fatalf("List = %v, %v", infos, err)
+	}
+	if infos[0].Live || infos[0].Err != nil {
+		t.Errorf("stale capture listed as live=%v err=%v", infos[0].Live, infos[0].Err)
+	}
+	if _, err := os.Stat(sock); !os.IsNotExist(err) {
+		t.Errorf("stale socket not removed by List: %v", err)
+	}
+}
+
+// dirCapture writes a small finished capture named name in dir.
+func dirCapture(t *testing.T, dir, name string) string {
+	t.Helper()
+	path := dir + "/" + name
+	t.Cleanup(func() { checkDB(t, path) })
+	w, err := Create(path, WriterOptions{NoSync: true, NoFeed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Chunk(0, StreamClient, 1, []byte(notif(1)+"\n"))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

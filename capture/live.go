@@ -1,0 +1,326 @@
+package capture
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// Live reads a running proxy's capture through its feed. Records arrive in
+// the background; Updates signals when more are available. It keeps every
+// record it receives in memory, bodies included.
+//
+// Its goroutine reads the socket until the feed ends or Close closes it.
+type Live struct {
+	path    string
+	conn    net.Conn
+	updates chan struct{}
+	done    chan struct{}
+
+	mu       sync.RWMutex
+	meta     Meta
+	base     uint64   // seq of recs[0]
+	recs     []Record // by seq - base; Seq 0 marks a hole
+	last     uint64
+	err      error
+	closed   bool
+	ready    chan struct{} // closed when the first meta line arrived
+	gotReady bool
+}
+
+// liveDialTimeout bounds connecting and the first answer.
+var liveDialTimeout = 2 * time.Second
+
+// DialLive connects to the feed of the capture at path, asking for every
+// record from seq from on.
+func DialLive(path string, from uint64) (*Live, error) {
+	c, err := net.DialTimeout("unix", SocketPath(path), liveDialTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the live feed of %s: %w (is its proxy still running? `acpscope ls` shows)", path, err)
+	}
+	l := &Live{path: path, conn: c, updates: make(chan struct{}, 1), done: make(chan struct{}),
+		ready: make(chan struct{}), base: max(from, 1)}
+	b, _ := json.Marshal(feedRequest{From: from})
+	c.SetWriteDeadline(time.Now().Add(liveDialTimeout))
+	if _, err := c.Write(append(b, '\n')); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("asking the live feed of %s: %w", path, err)
+	}
+	c.SetWriteDeadline(time.Time{})
+	go l.read()
+	select {
+	case <-l.ready:
+		return l, nil
+	case <-l.done:
+		return nil, fmt.Errorf("live feed of %s: %w", path, l.Err())
+	case <-time.After(liveDialTimeout):
+		l.Close()
+		return nil, fmt.Errorf("live feed of %s did not answer within %v", path, liveDialTimeout)
+	}
+}
+
+// read is the Live's goroutine: it parses lines until the feed ends.
+func (l *Live) read() {
+	defer close(l.done)
+	defer close(l.updates)
+	br := bufio.NewReaderSize(l.conn, 256<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			l.finish(err)
+			return
+		}
+		if stop := l.handle(line); stop {
+			return
+		}
+		if br.Buffered() == 0 {
+			l.signal()
+		}
+	}
+}
+
+// handle takes one line; it reports whether the feed has ended.
+func (l *Live) handle(line []byte) bool {
+	if bytes.HasPrefix(line, []byte(`{"seq":`)) {
+		rec, err := ParseJSONL(line)
+		if err != nil {
+			l.fail(fmt.Errorf("live feed of %s sent a bad record: %w", l.path, err))
+			return true
+		}
+		l.add(rec)
+		return false
+	}
+	var ctl feedControl
+	if err := json.Unmarshal(line, &ctl); err != nil {
+		l.fail(fmt.Errorf("live feed of %s sent a bad line: %w", l.path, err))
+		return true
+	}
+	switch {
+	case ctl.Error != "":
+		l.fail(fmt.Errorf("live feed of %s ended: %s", l.path, ctl.Error))
+		return true
+	case ctl.End:
+		l.signal()
+		l.conn.Close()
+		return true
+	case ctl.Meta != nil:
+		l.mu.Lock()
+		l.meta = *ctl.Meta
+		if !l.gotReady {
+			l.gotReady = true
+			close(l.ready)
+		}
+		l.mu.Unlock()
+	}
+	return false
+}
+
+func (l *Live) add(rec Record) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if rec.Seq < l.base {
+		return
+	}
+	i := rec.Seq - l.base
+	for uint64(len(l.recs)) < i {
+		l.recs = append(l.recs, Record{}) // a hole: lost by a failed commit
+	}
+	if uint64(len(l.recs)) == i {
+		l.recs = append(l.recs, rec)
+	} else {
+		l.recs[i] = rec
+	}
+	l.last = max(l.last, rec.Seq)
+	if rec.Peer >= l.base && rec.Peer < rec.Seq {
+		if req := &l.recs[rec.Peer-l.base]; req.Seq != 0 && req.Peer == 0 {
+			req.Peer = rec.Seq
+		}
+	}
+}
+
+func (l *Live) signal() {
+	select {
+	case l.updates <- struct{}{}:
+	default:
+	}
+}
+
+// finish records why reading stopped.
+func (l *Live) finish(err error) {
+	l.mu.Lock()
+	closed := l.closed
+	l.mu.Unlock()
+	if closed {
+		return
+	}
+	if errors.Is(err, io.EOF) {
+		err = errors.New("the proxy closed its feed without finishing (did it crash?)")
+	}
+	l.fail(fmt.Errorf("live feed of %s: %w", l.path, err))
+}
+
+func (l *Live) fail(err error) {
+	l.mu.Lock()
+	if l.err == nil {
+		l.err = err
+	}
+	l.mu.Unlock()
+	l.conn.Close()
+}
+
+// Updates returns a channel that receives a value whenever new records
+// arrive, and is closed when the proxy finishes or the feed is cut.
+func (l *Live) Updates() <-chan struct{} { return l.updates }
+
+// Err reports why the feed ended, nil while it runs or after a clean end.
+func (l *Live) Err() error {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.err
+}
+
+// Done is closed when the feed has ended and every record has arrived.
+func (l *Live) Done() <-chan struct{} { return l.done }
+
+// Meta returns the capture's metadata as the feed last sent it.
+func (l *Live) Meta() Meta {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.meta
+}
+
+// Last returns the highest sequence number received (0 if none).
+func (l *Live) Last() uint64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.last
+}
+
+// get returns the record seq; l.mu must be held.
+func (l *Live) get(seq uint64) (*Record, error) {
+	if seq < l.base || seq-l.base >= uint64(len(l.recs)) || l.recs[seq-l.base].Seq == 0 {
+		return nil, fmt.Errorf("record %d of %s: %w", seq, l.path, ErrNoRecord)
+	}
+	return &l.recs[seq-l.base], nil
+}
+
+// Record returns the metadata of one record, without its body.
+func (l *Live) Record(seq uint64) (Record, error) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	r, err := l.get(seq)
+	if err != nil {
+		return Record{}, err
+	}
+	return withoutBody(r), nil
+}
+
+func withoutBody(r *Record) Record {
+	out := *r
+	out.Body = nil
+	out.ID = bytes.Clone(r.ID)
+	if r.HTTP != nil {
+		env := *r.HTTP
+		out.HTTP = &env
+	}
+	return out
+}
+
+// Body returns a copy of the record's exact bytes.
+func (l *Live) Body(seq uint64) ([]byte, error) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	r, err := l.get(seq)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Clone(r.Body), nil
+}
+
+// Scan calls fn with each record received from seq on, in order, without
+// bodies, until fn returns false or the records end. fn may call l.
+func (l *Live) Scan(from uint64, fn func(*Record) bool) error {
+	from = max(from, l.base)
+	for {
+		l.mu.RLock()
+		var batch []Record
+		for seq := from; seq-l.base < uint64(len(l.recs)) && len(batch) < 256; seq++ {
+			if r := &l.recs[seq-l.base]; r.Seq != 0 {
+				batch = append(batch, withoutBody(r))
+			}
+			from = seq + 1
+		}
+		l.mu.RUnlock()
+		if len(batch) == 0 {
+			return nil
+		}
+		for i := range batch {
+			if !fn(&batch[i]) {
+				return nil
+			}
+		}
+	}
+}
+
+// Findings returns nil: lint runs on finished captures.
+func (l *Live) Findings() ([]Finding, error) { return nil, nil }
+
+// Close stops following the feed. It is idempotent.
+func (l *Live) Close() error {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	l.conn.Close()
+	<-l.done
+	return nil
+}
+
+// OpenSource opens a capture for viewing: directly when finished, through
+// its feed when a proxy is writing it.
+func OpenSource(path string) (Source, error) {
+	r, err := Open(path)
+	if err == nil {
+		return r, nil
+	}
+	if !errors.Is(err, ErrLive) {
+		return nil, err
+	}
+	l, lerr := DialLive(path, 1)
+	if lerr != nil {
+		return nil, fmt.Errorf("%w; its feed did not answer either: %v", err, lerr)
+	}
+	return l, nil
+}
+
+// peekLive asks a capture's feed for its metadata, cheaply: it reports
+// false when no proxy serves the capture (and removes a stale socket).
+func peekLive(path string) (Meta, uint64, bool) {
+	if !removeStaleSocket(path) {
+		return Meta{}, 0, false
+	}
+	c, err := net.DialTimeout("unix", SocketPath(path), 200*time.Millisecond)
+	if err != nil {
+		return Meta{}, 0, false
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(500 * time.Millisecond))
+	if _, err := c.Write([]byte("{\"from\":18446744073709551615}\n")); err != nil {
+		return Meta{}, 0, false
+	}
+	line, err := bufio.NewReader(c).ReadBytes('\n')
+	var ctl feedControl
+	if err != nil || json.Unmarshal(line, &ctl) != nil || ctl.Meta == nil {
+		return Meta{}, 0, false
+	}
+	var last uint64
+	if ctl.Last != nil {
+		last = *ctl.Last
+	}
+	return *ctl.Meta, last, true
+}
