@@ -104,6 +104,13 @@ func TestHTTPProxyRFD(t *testing.T) {
 				t.Fatal("GET stream did not end after DELETE")
 			}
 			checkRFDRecord(t, rec)
+			up.mu.Lock()
+			for i, major := range up.protos {
+				if major != wantProto(proto) {
+					t.Errorf("upstream request %d arrived over HTTP/%d, want HTTP/%d", i, major, wantProto(proto))
+				}
+			}
+			up.mu.Unlock()
 		})
 	}
 }

@@ -110,6 +110,9 @@ func (c *serveConn) send(msg []byte) error {
 // to the agent: where the response to a request must go, and which
 // sessions exist (session/load names one the agent will speak about).
 func (c *serveConn) noteClientMessage(m *wire.Message) {
+	if c.toWS != nil {
+		return // one socket carries everything: nothing to route
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if m.Kind == wire.KindRequest {

@@ -6,10 +6,12 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gorilla/websocket"
 )
@@ -335,4 +337,87 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// stderrRecorder keeps what serve hands over of the agents' stderr.
+type stderrRecorder struct {
+	mu    sync.Mutex
+	bytes []byte
+	ended bool
+}
+
+func (r *stderrRecorder) Chunk(conn uint32, s capture.Stream, t int64, b []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s == capture.StreamStderr && conn == 1 {
+		r.bytes = append(r.bytes, b...)
+	}
+}
+
+func (r *stderrRecorder) EndStream(conn uint32, s capture.Stream, t int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ended = true
+}
+
+// TestServeStderr checks that an agent's stderr reaches serve's stderr
+// and the capture, and that the agent goes when its WebSocket does.
+func TestServeStderr(t *testing.T) {
+	var out syncBuffer
+	rec := &stderrRecorder{}
+	f := startServe(t, protoH1, func(o *ServeOptions) {
+		o.Argv = agentArgv("stderr", "agent says hello")
+		o.Stderr = &out
+		o.StderrRecorder = rec
+	})
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(f.url, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return strings.Contains(out.String(), "agent says hello\n") })
+	ws.Close()
+	waitFor(t, func() bool { return f.srv.Conns() == 0 })
+	waitFor(t, func() bool {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return string(rec.bytes) == "agent says hello\n" && rec.ended
+	})
+}
+
+func TestOutStreamBound(t *testing.T) {
+	st := newOutStream(10, newOrderGate())
+	if !st.push(1, []byte("12345")) || !st.push(2, []byte("67890")) {
+		t.Fatal("pushes within the bound refused")
+	}
+	if st.push(3, []byte("x")) {
+		t.Fatal("a push beyond the bound of an unopened stream was accepted")
+	}
+	if ok, _ := st.attach(); !ok {
+		t.Fatal("attach refused")
+	}
+	if !st.push(3, []byte("x")) {
+		t.Fatal("an open stream must take every message")
+	}
+	st.close()
+	if st.push(4, []byte("y")) {
+		t.Fatal("a closed stream took a message")
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -84,8 +84,6 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		s.record(c.num, wire.DirClient, msg, 0, env())
-		m := wire.Classify(msg)
-		c.noteClientMessage(&m)
 		if c.send(msg) != nil {
 			return
 		}
