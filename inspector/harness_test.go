@@ -11,7 +11,7 @@ import (
 // harness runs the inspector on a simulation screen, drives keys and reads
 // the screen back.
 type harness struct {
-	t    *testing.T
+	t    testing.TB
 	sim  tcell.SimulationScreen
 	done chan error
 	quit bool
@@ -34,7 +34,7 @@ func (h *harness) contents() (cells []tcell.SimCell, w, ht int) {
 
 const waitLimit = 10 * time.Second
 
-func startUI(t *testing.T, opts Options) *harness {
+func startUI(t testing.TB, opts Options) *harness {
 	t.Helper()
 	sim := tcell.NewSimulationScreen("UTF-8")
 	opts.Screen = sim

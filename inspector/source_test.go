@@ -89,6 +89,9 @@ func (m *memSource) Record(seq uint64) (capture.Record, error) {
 func (m *memSource) Body(seq uint64) ([]byte, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
+	if m.closed {
+		return nil, capture.ErrClosed
+	}
 	if seq == 0 || seq > uint64(len(m.recs)) {
 		return nil, capture.ErrNoRecord
 	}

@@ -1,0 +1,91 @@
+package inspector
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/acpscope/acpscope/capture"
+	"github.com/gdamore/tcell/v2"
+)
+
+// wireLine is one line a peer wrote.
+type wireLine struct {
+	stream capture.Stream
+	line   string
+}
+
+// writeCapture records lines into a real capture file through the
+// Writer, as the proxy would, and returns its path.
+func writeCapture(tb testing.TB, dir, name string, lines []wireLine) string {
+	tb.Helper()
+	path := filepath.Join(dir, name)
+	w, err := capture.Create(path, capture.WriterOptions{
+		NoSync: true, NoFeed: true,
+		Meta: capture.Meta{Agent: "test-agent", Transport: "stdio", Start: time.Unix(1_780_000_000, 0)},
+	})
+	if err != nil {
+		tb.Fatalf("creating capture: %v", err)
+	}
+	t := time.Unix(1_780_000_000, 0).UnixNano()
+	for _, l := range lines {
+		t += int64(10 * time.Millisecond)
+		w.Chunk(0, l.stream, t, []byte(l.line+"\n"))
+	}
+	if err := w.Close(); err != nil {
+		tb.Fatalf("closing capture: %v", err)
+	}
+	return path
+}
+
+// demoLines is a short conversation, the shape the demo peers produce.
+func demoLines() []wireLine {
+	c, a, e := capture.StreamClient, capture.StreamAgent, capture.StreamStderr
+	sid := "sess_42"
+	return []wireLine{
+		{c, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`},
+		{a, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{}}}`},
+		{c, `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`},
+		{a, `{"jsonrpc":"2.0","id":1,"result":{"sessionId":"` + sid + `"}}`},
+		{c, `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":[{"type":"text","text":"Fix the bug"}]}}`},
+		{a, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"` + sid + `","update":{"sessionUpdate":"session_info_update","title":"Bug hunt"}}}`},
+		{a, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"` + sid + `","update":{"sessionUpdate":"tool_call","toolCallId":"t1","title":"Edit main.go","kind":"edit","status":"pending"}}}`},
+		{e, `agent: editing main.go`},
+		{a, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"` + sid + `","update":{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","content":[{"type":"diff","path":"main.go","oldText":"x := 1","newText":"x := 2"}]}}}`},
+		{a, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"` + sid + `","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Fixed it."}}}}`},
+		{a, `{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}`},
+	}
+}
+
+func TestRealCapture(t *testing.T) {
+	path := writeCapture(t, t.TempDir(), "demo.acpscope", demoLines())
+	src, err := capture.Open(path)
+	if err != nil {
+		t.Fatalf("opening the capture: %v", err)
+	}
+	h := startUI(t, Options{Path: path, source: src})
+	h.resize(100, 50)
+	h.waitFor("demo.acpscope", "test-agent", "11 msgs", "update:tool_call_update", "agent: editing main.go")
+	h.typeKeys("jjjj")
+	h.waitFor("#5 pretty", "pair #11")
+	h.typeKeys("p")
+	h.waitFor("#11 pretty", "#5 → response #11")
+	h.typeKeys("f")
+	h.typeKeys("update:tool_call*")
+	h.key(tcell.KeyEnter)
+	h.waitFor("  2 shown")
+	h.typeKeys("c")
+	h.waitFor("session sess_42 — Bug hunt", "user: Fix the bug", "Edit main.go (edit) [pending→completed]",
+		"diff main.go", "- x := 1", "+ x := 2", "agent: Fixed it.", "stop: end_turn")
+}
+
+// TestClosedSourceIsReported: a store that goes away under the view
+// gives a message, not a crash.
+func TestClosedSourceIsReported(t *testing.T) {
+	src := demoSource()
+	h := startUI(t, Options{source: src})
+	h.waitFor("#1 pretty")
+	src.Close()
+	h.typeKeys("G")
+	h.waitFor("body unreadable: capture closed")
+}
