@@ -137,7 +137,10 @@ func (l *linter) initializeRequest(u unit) {
 	default:
 		l.report("acp/protocol-version", []uint64{u.Seq}, "initialize has no integer protocolVersion")
 	}
-	a.clientCaps = obj(p, "clientCapabilities")
+	// Capabilities left out are not supported.
+	if a.clientCaps = obj(p, "clientCapabilities"); a.clientCaps == nil {
+		a.clientCaps = map[string]any{}
+	}
 }
 
 // methodChecks judges the method name against the catalog.

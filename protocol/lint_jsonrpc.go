@@ -36,7 +36,11 @@ func (l *linter) rpcUnit(u unit) {
 	case wire.KindNonProtocol:
 		switch {
 		case isJSONObject(u.Body):
-			l.report("jsonrpc/invalid-message", []uint64{u.Seq}, "%s sent a JSON object with no method, result or error", sender(u.Dir))
+			what := "a JSON object with no method, result or error"
+			if wire.Value(bytes.TrimSpace(u.Body), "id") != nil {
+				what = "a response with neither result nor error"
+			}
+			l.report("jsonrpc/invalid-message", []uint64{u.Seq}, "%s sent %s", sender(u.Dir), what)
 			l.unreadable(u, -32600)
 		case u.batch != 0:
 			l.unreadable(u, -32600) // a batch entry that is not an object
