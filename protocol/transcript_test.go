@@ -65,6 +65,15 @@ func TestTranscriptGoose(t *testing.T) {
 			}
 		}
 	}
+	if _, turn, it := tr.Locate(88); it == nil || it.Call == nil || it.Call.Method != "fs/read_text_file" || turn.PromptSeq != 63 {
+		t.Errorf("Locate(88) = turn %+v item %+v", turn, it)
+	}
+	if _, turn, it := tr.Locate(53); it != nil || turn == nil || turn.EndSeq != 53 {
+		t.Errorf("Locate(53) = turn %+v item %+v", turn, it)
+	}
+	if s, _, _ := tr.Locate(1); s != nil {
+		t.Error("initialize located in a session")
+	}
 	turns := s.PromptTurns()
 	if len(turns) != 2 || !strings.HasPrefix(turns[0].AgentText(), "Hi there!") || len(turns[1].ToolCalls()) != 12 {
 		t.Errorf("prompt turns %d, first answer %.20q, tools in the second %d", len(turns), turns[0].AgentText(), len(turns[1].ToolCalls()))

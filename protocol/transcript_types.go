@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -243,4 +244,23 @@ func (s *Session) PromptTurns() []*Turn {
 		}
 	}
 	return out
+}
+
+// Locate finds the session, turn and item a message belongs to, so a
+// viewer can go from a row of the message table to the conversation. The
+// prompt request and its response belong to their turn with a nil item.
+func (t *Transcript) Locate(seq uint64) (*Session, *Turn, *Item) {
+	for _, s := range t.Sessions {
+		for _, turn := range s.Turns {
+			if seq != 0 && (turn.PromptSeq == seq || turn.EndSeq == seq || turn.CancelSeq == seq) {
+				return s, turn, nil
+			}
+			for _, it := range turn.Items {
+				if slices.Contains(it.Seqs, seq) {
+					return s, turn, it
+				}
+			}
+		}
+	}
+	return nil, nil, nil
 }
