@@ -37,6 +37,7 @@ protocol the client used.`,
 			fs.String("path", "", "our endpoint path (default: the upstream's path, or /acp)")
 			tlsFlags(fs)
 			fs.Bool("unsafe-upstream-insecure", false, "do not verify the upstream's TLS certificate (UNSAFE)")
+			fs.String("upstream-protocol", "auto", "towards an http:// upstream: auto (what the client spoke), http1 or h2c")
 			fs.StringArray("allow-origin", nil, "browser Origin allowed besides our own (repeatable; * allows any)")
 			netCaptureFlags(fs)
 		},
@@ -78,6 +79,7 @@ func runProxy(fs *flag.FlagSet, args []string) (int, error) {
 	opts.Path, _ = fs.GetString("path")
 	opts.AllowOrigins, _ = fs.GetStringArray("allow-origin")
 	opts.UnsafeUpstreamInsecure, _ = fs.GetBool("unsafe-upstream-insecure")
+	opts.UpstreamProtocol, _ = fs.GetString("upstream-protocol")
 	if _, err := proxy.NewHTTPProxy(opts); err != nil {
 		return 2, usageErrorf("%v", err) // checked before anything is opened
 	}

@@ -75,10 +75,19 @@ type bridge struct {
 	lost     chan error // receives the first fatal error
 }
 
-// emit writes one agent message to the editor as one line.
+// emit writes one agent message to the editor as one line. A message
+// that spans lines (SSE data lines are joined with "\n"; a WebSocket
+// message may be pretty-printed) would break stdio framing, so its line
+// breaks, which JSON only allows between tokens, become spaces: the same
+// length, the same JSON value.
 func (b *bridge) emit(msg []byte) error {
 	line := make([]byte, 0, len(msg)+1)
 	line = append(append(line, msg...), '\n')
+	for i, c := range line[:len(msg)] {
+		if c == '\n' || c == '\r' {
+			line[i] = ' '
+		}
+	}
 	b.outMu.Lock()
 	defer b.outMu.Unlock()
 	if _, err := b.opts.Stdout.Write(line); err != nil {

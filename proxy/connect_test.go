@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/internal/demo"
+	"github.com/acpscope/acpscope/wire"
 )
 
 var (
@@ -67,16 +68,18 @@ func (t *tap) bytes() []byte {
 
 // conversation runs the demo client over connect to url and returns its
 // summary and the bytes the client sent and received.
+// It also checks that connect recorded each message it carried, once.
 func conversation(t *testing.T, co ConnectOptions, opts demo.ClientOptions) (demo.Summary, []byte, []byte) {
 	t.Helper()
 	toConnect, clientOut := io.Pipe()  // client → connect's stdin
 	clientIn, fromConnect := io.Pipe() // connect's stdout → client
 	var sent, got tap
+	rec := &memRecorder{}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		co.Stdin, co.Stdout, co.Recorder = toConnect, fromConnect, &memRecorder{}
+		co.Stdin, co.Stdout, co.Recorder = toConnect, fromConnect, rec
 		err := Connect(ctx, co)
 		fromConnect.Close()
 		done <- err
@@ -88,6 +91,22 @@ func conversation(t *testing.T, co ConnectOptions, opts demo.ClientOptions) (dem
 	}
 	if err := <-done; err != nil {
 		t.Fatalf("connect: %v", err)
+	}
+	var fromClient, toClient []string
+	for _, f := range rec.all() {
+		switch {
+		case f.Env.Stream == "http" || f.Flags != 0:
+		case f.Dir == wire.DirClient:
+			fromClient = append(fromClient, f.Body+"\n")
+		default:
+			toClient = append(toClient, f.Body+"\n")
+		}
+	}
+	if strings.Join(fromClient, "") != string(sent.bytes()) {
+		t.Errorf("connect recorded %d client messages, not the %d bytes the client sent", len(fromClient), len(sent.bytes()))
+	}
+	if !reflect.DeepEqual(sortedLines([]byte(strings.Join(toClient, ""))), sortedLines(got.bytes())) {
+		t.Errorf("connect recorded %d agent messages, not what the client received", len(toClient))
 	}
 	return sum, sent.bytes(), got.bytes()
 }
@@ -242,4 +261,31 @@ func firstDiff(want, got []byte) string {
 	}
 	lo := max(0, i-80)
 	return "at byte " + strconv.Itoa(i) + ":\nwant …" + string(want[lo:min(len(want), i+80)]) + "\n got …" + string(got[lo:min(len(got), i+80)])
+}
+
+// TestConnectGoose runs connect against goose's older dialect: SSE
+// answered on each POST, Acp-Session-Id as the connection id.
+func TestConnectGoose(t *testing.T) {
+	up := newFakeUpstream(t)
+	srv := startServer(t, protoH1, up)
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{}}` + "\n"
+	stdinR, stdinW := io.Pipe()
+	var out tap
+	done := make(chan error, 1)
+	go func() {
+		done <- Connect(context.Background(), ConnectOptions{URL: srv.URL + "/goose", Stdin: stdinR, Stdout: &out})
+	}()
+	io.WriteString(stdinW, in)
+	// The two data lines of each reply become one stdout line.
+	want := `{"jsonrpc":"2.0","method":"notice"}` + "\n" + `{"jsonrpc":"2.0", "id":1,"result":{}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notice"}` + "\n" + `{"jsonrpc":"2.0", "id":2,"result":{}}` + "\n"
+	waitFor(t, func() bool { return len(out.bytes()) >= len(want) })
+	stdinW.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := string(out.bytes()); got != want {
+		t.Fatalf("stdout %q, want %q", got, want)
+	}
 }

@@ -31,15 +31,27 @@ type HTTPProxyOptions struct {
 	AllowOrigins []string
 	// UnsafeUpstreamInsecure skips TLS verification of an https upstream.
 	UnsafeUpstreamInsecure bool
+	// UpstreamProtocol picks the protocol towards an http:// upstream:
+	// "auto" (or "") speaks what the client spoke, cleartext HTTP/2 to an
+	// h2c client and HTTP/1.1 otherwise; "http1" and "h2c" force one.
+	// https:// upstreams negotiate through TLS either way.
+	UpstreamProtocol string
 }
 
 // HTTPProxy is a recording reverse proxy for ACP over Streamable HTTP and
 // WebSocket. It forwards bytes unchanged and records a parsed copy.
+//
+// Concurrency: every request runs on the goroutine net/http gives it; the
+// response is written there and tapped after each write, and the request
+// body is tapped on whichever goroutine the transport reads it from
+// (bodyTap locks). A WebSocket adds two pump goroutines, one per
+// direction, that end when either side closes; Close closes the sockets.
 type HTTPProxy struct {
 	upstream *url.URL
 	path     string
 	rec      FrameRecorder
 	origins  []string
+	proto    string // UpstreamProtocol
 	conns    connTable
 
 	h1, h2c   *http.Transport         // HTTP/1.1 (and h2 over TLS); cleartext HTTP/2
@@ -56,7 +68,12 @@ func NewHTTPProxy(opts HTTPProxyOptions) (*HTTPProxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &HTTPProxy{upstream: u, path: opts.Path, rec: recorderOrNop(opts.Recorder), origins: opts.AllowOrigins}
+	switch opts.UpstreamProtocol {
+	case "", "auto", "http1", "h2c":
+	default:
+		return nil, fmt.Errorf("%w: upstream protocol %q: want auto, http1 or h2c", ErrUpstreamURL, opts.UpstreamProtocol)
+	}
+	p := &HTTPProxy{upstream: u, path: opts.Path, rec: recorderOrNop(opts.Recorder), origins: opts.AllowOrigins, proto: opts.UpstreamProtocol}
 	if p.path == "" {
 		p.path = u.Path
 	}
@@ -172,7 +189,16 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // reverseProxy picks the transport matching the client's protocol, so an
 // h2c client meets an h2c upstream and an HTTP/1.1 client an HTTP/1.1 one.
 func (p *HTTPProxy) reverseProxy(r *http.Request) *httputil.ReverseProxy {
-	if r.ProtoMajor == 2 && r.TLS == nil && p.upstream.Scheme == "http" {
+	if p.upstream.Scheme != "http" {
+		return p.rp1
+	}
+	switch p.proto {
+	case "h2c":
+		return p.rp2c
+	case "http1":
+		return p.rp1
+	}
+	if r.ProtoMajor == 2 && r.TLS == nil {
 		return p.rp2c
 	}
 	return p.rp1

@@ -277,3 +277,30 @@ func TestHTTPProxyOrigin(t *testing.T) {
 		})
 	}
 }
+
+// TestHTTPProxyUpstreamProtocol checks that an h2c client can reach an
+// HTTP/1.1-only upstream when told, and what auto does otherwise.
+func TestHTTPProxyUpstreamProtocol(t *testing.T) {
+	up := newFakeUpstream(t)
+	upSrv := startServer(t, protoH1, up)
+	for _, tt := range []struct {
+		proto string
+		want  int
+	}{{"http1", 200}, {"auto", 502}} {
+		t.Run(tt.proto, func(t *testing.T) {
+			p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upSrv.URL + "/acp", UpstreamProtocol: tt.proto})
+			if err != nil {
+				t.Fatal(err)
+			}
+			front := startServer(t, protoH2C, p)
+			resp := post(t, clientFor(t, protoH2C, front), front.URL+"/acp", `{"jsonrpc":"2.0","id":1,"method":"initialize"}`, nil)
+			readAll(t, resp.Body)
+			if resp.StatusCode != tt.want {
+				t.Fatalf("status %d, want %d", resp.StatusCode, tt.want)
+			}
+		})
+	}
+	if _, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upSrv.URL, UpstreamProtocol: "spdy"}); err == nil {
+		t.Fatal("an unknown upstream protocol was accepted")
+	}
+}
