@@ -72,8 +72,14 @@ func (p *pump) run(after func()) {
 	}
 }
 
+// forward taps the chunk, then writes it on. The tap comes first so that
+// the capture's order is causal: once the other side has the bytes it may
+// answer at once, and its answer must not be recorded before the message
+// it answers. The tap copies and never blocks, so this costs one memcpy.
 func (p *pump) forward(b []byte) {
-	t := time.Now().UnixNano()
+	if p.rec != nil && !p.quiet.Load() {
+		p.rec.Chunk(p.conn, p.stream, time.Now().UnixNano(), b)
+	}
 	if p.writeErr == nil {
 		if _, err := p.dst.Write(b); err != nil {
 			p.writeErr = err
@@ -81,9 +87,6 @@ func (p *pump) forward(b []byte) {
 		}
 	}
 	p.n += int64(len(b))
-	if p.rec != nil && !p.quiet.Load() {
-		p.rec.Chunk(p.conn, p.stream, t, b)
-	}
 }
 
 // ended reports whether the source has reached its end.
