@@ -1,0 +1,135 @@
+package main
+
+// Helpers shared by the subcommands: finding captures, formatting sizes,
+// durations and record rows the same way everywhere.
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/protocol"
+	"github.com/acpscope/acpscope/wire"
+	flag "github.com/spf13/pflag"
+)
+
+// captureDirFlag declares --dir, shared by every command that finds
+// captures by name.
+func captureDirFlag(fs *flag.FlagSet) {
+	fs.String("dir", "", "capture directory (default $ACPSCOPE_DIR or ~/.local/state/acpscope/captures)")
+}
+
+// captureDir returns the directory --dir names, or the default.
+func captureDir(fs *flag.FlagSet) (string, error) {
+	if dir, _ := fs.GetString("dir"); dir != "" {
+		return dir, nil
+	}
+	return capture.DefaultDir()
+}
+
+// resolveCapture turns a name the user typed into a capture path.
+func resolveCapture(fs *flag.FlagSet, name string) (string, error) {
+	dir, err := captureDir(fs)
+	if err != nil {
+		return "", err
+	}
+	return capture.Resolve(dir, name)
+}
+
+// oneCapture takes the single CAPTURE argument, defaulting to the newest.
+func oneCapture(fs *flag.FlagSet, args []string) (string, error) {
+	switch len(args) {
+	case 0:
+		return resolveCapture(fs, "latest")
+	case 1:
+		return resolveCapture(fs, args[0])
+	}
+	return "", usageErrorf("expected one CAPTURE, got %d arguments: %q", len(args), args)
+}
+
+// humanBytes formats a size the way ls -h would.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// humanDuration rounds a duration to what a person wants to read.
+func humanDuration(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "-"
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond).String()
+	case d < time.Second:
+		return d.Round(100 * time.Microsecond).String()
+	case d < time.Minute:
+		return d.Round(10 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+// rowHeader and writeRow print records as one table everywhere.
+const rowHeader = "SEQ\tTIME\tDIR\tKIND\tID\tMETHOD\tSESSION\tSIZE\tLATENCY"
+
+func writeRow(w io.Writer, r *capture.Record) {
+	method := r.Method
+	if r.Kind == wire.KindStderr || r.Kind == wire.KindNonProtocol || r.Kind == wire.KindInvalidJSON || r.Kind == wire.KindInvalidUTF8 {
+		method = preview(r.Body, 48)
+	}
+	if r.Method == "session/update" && r.Kind == wire.KindNotification {
+		if update := protocol.UpdateKind(r.Body); update != "" {
+			method += " " + update
+		}
+	}
+	if r.ErrorCode != 0 {
+		method += fmt.Sprintf(" (%d)", r.ErrorCode)
+	}
+	latency := ""
+	if r.Latency > 0 {
+		latency = humanDuration(r.Latency)
+	}
+	flags := ""
+	if names := r.Flags.Names(); len(names) > 0 {
+		flags = " [" + strings.Join(names, ",") + "]"
+	}
+	fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n",
+		r.Seq, r.When().Local().Format("15:04:05.000"), arrow(r), r.Kind.String()+flags,
+		string(r.ID), method, shortSession(r.Session), r.Size, latency)
+}
+
+func arrow(r *capture.Record) string {
+	if r.Kind == wire.KindStderr {
+		return "err"
+	}
+	if r.Dir == wire.DirAgent {
+		return "←"
+	}
+	return "→"
+}
+
+func shortSession(s string) string {
+	if len(s) > 12 {
+		return s[:5] + "…" + s[len(s)-6:]
+	}
+	return s
+}
+
+// preview shows the start of a body on one line, escapes visible.
+func preview(b []byte, max int) string {
+	if len(b) > max {
+		b = b[:max]
+	}
+	q := strconv.Quote(string(b))
+	return q[1 : len(q)-1]
+}

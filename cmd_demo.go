@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/inspector"
+	"github.com/acpscope/acpscope/internal/demo"
+	"github.com/acpscope/acpscope/wire"
+	flag "github.com/spf13/pflag"
+	"golang.org/x/term"
+)
+
+func init() {
+	register(&command{
+		name:    "demo",
+		usage:   "[--dir DIR] [--capture FILE] [--no-inspect]",
+		summary: "run a built-in ACP client and agent through the proxy into a capture, then show it",
+		example: `  acpscope demo
+  acpscope demo --no-inspect --capture /tmp/demo.acpscope && acpscope dump /tmp/demo.acpscope`,
+		setup: func(fs *flag.FlagSet) {
+			fs.String("capture", "", "write the capture to this file")
+			captureDirFlag(fs)
+			fs.Bool("no-inspect", false, "print the summary only, even on a terminal")
+			fs.Bool("cancel", false, "cancel the second prompt at its permission request")
+			fs.Bool("quiet-agent", false, "hide the demo agent's stderr log")
+		},
+		run: runDemo,
+	})
+}
+
+func runDemo(fs *flag.FlagSet, args []string) (int, error) {
+	if len(args) > 0 {
+		return 2, usageErrorf("demo takes no arguments, got %q", args)
+	}
+	path, err := newCapturePath(fs, "acpscope-demo-agent")
+	if err != nil {
+		return 1, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return 1, fmt.Errorf("finding acpscope's own binary to run the demo agent: %w", err)
+	}
+	// The editor's side of the demo runs acpscope exactly as an editor's
+	// agent config would: acpscope --capture FILE -- AGENT.
+	argv := []string{self, "--quiet", "--name", "acpscope-demo-agent", "--capture", path, "--", self, "demo-agent"}
+	fmt.Fprintf(os.Stderr, "demo: client → acpscope → demo agent, recording to %s\n", path)
+	var agentLog io.Writer = os.Stderr
+	if quiet, _ := fs.GetBool("quiet-agent"); quiet {
+		agentLog = io.Discard
+	}
+	cancel, _ := fs.GetBool("cancel")
+	ctx, stop := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer stop()
+	sum, err := demo.ClientOverPipes(ctx, argv, agentLog, demo.ClientOptions{Cancel: cancel})
+	if err != nil {
+		return 1, fmt.Errorf("the demo conversation failed: %w", err)
+	}
+	if err := printDemoSummary(os.Stdout, path, sum); err != nil {
+		return 1, err
+	}
+	noInspect, _ := fs.GetBool("no-inspect")
+	if noInspect || !term.IsTerminal(int(os.Stdout.Fd())) || !term.IsTerminal(int(os.Stdin.Fd())) {
+		return 0, nil
+	}
+	if err := inspector.Run(inspector.Options{Path: path}); err != nil && !errors.Is(err, inspector.ErrNoTerminal) {
+		return 1, err
+	}
+	return 0, nil
+}
+
+// printDemoSummary says what the capture holds, from the capture itself:
+// what the proxy recorded, not what the client believes it sent.
+func printDemoSummary(w io.Writer, path string, sum demo.Summary) error {
+	r, err := capture.Open(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	var tally captureTally
+	if err := r.Scan(1, func(rec *capture.Record) bool { tally.add(rec); return true }); err != nil {
+		return err
+	}
+	meta := r.Meta()
+	fmt.Fprintf(w, "\ncapture   %s\n", path)
+	fmt.Fprintf(w, "agent     %s %s (protocol %d), exit %s\n", sum.AgentName, sum.AgentVersion, sum.ProtocolVersion, exitText(meta.Exit))
+	fmt.Fprintf(w, "recorded  %d records in %s: %d client→agent, %d agent→client, %d stderr lines; %d lost\n",
+		tally.total, humanDuration(meta.End.Sub(meta.Start)), tally.byDir[wire.DirClient], tally.byDir[wire.DirAgent], tally.stderr, meta.Loss.Messages)
+	fmt.Fprintf(w, "methods   %s\n", tally.methodList())
+	for _, s := range sum.Sessions {
+		fmt.Fprintf(w, "session   %s %q: %d turns", s.ID, s.Title, len(s.Turns))
+		for _, t := range s.Turns {
+			fmt.Fprintf(w, ", %s", t.StopReason)
+		}
+		fmt.Fprintln(w)
+	}
+	name := filepath.Base(path)
+	fmt.Fprintf(w, "\nnext      acpscope inspect %s\n          acpscope dump %s --filter 'method:session/prompt or error'\n          acpscope lint %s\n", name, name, name)
+	return nil
+}
+
+func exitText(e *capture.Exit) string {
+	if e == nil {
+		return "unknown"
+	}
+	if e.Signal != "" {
+		return fmt.Sprintf("%d (%s)", e.Code, e.Signal)
+	}
+	return fmt.Sprint(e.Code)
+}
+
+// captureTally counts records by direction and method.
+type captureTally struct {
+	total   int
+	stderr  int
+	byDir   map[wire.Dir]int
+	methods map[string]int
+}
+
+func (t *captureTally) add(r *capture.Record) {
+	if t.byDir == nil {
+		t.byDir, t.methods = map[wire.Dir]int{}, map[string]int{}
+	}
+	t.total++
+	if r.Kind == wire.KindStderr {
+		t.stderr++
+		return
+	}
+	t.byDir[r.Dir]++
+	if r.Method != "" && (r.Kind == wire.KindRequest || r.Kind == wire.KindNotification) {
+		t.methods[r.Method]++
+	}
+}
+
+func (t *captureTally) methodList() string {
+	names := make([]string, 0, len(t.methods))
+	for m := range t.methods {
+		names = append(names, m)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		return t.methods[names[i]] > t.methods[names[j]] || t.methods[names[i]] == t.methods[names[j]] && names[i] < names[j]
+	})
+	parts := make([]string, len(names))
+	for i, m := range names {
+		parts[i] = fmt.Sprintf("%s ×%d", m, t.methods[m])
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/wire"
+	flag "github.com/spf13/pflag"
+)
+
+func init() {
+	register(&command{
+		name:    "dump",
+		usage:   "[CAPTURE] [--format table|jsonl|raw] [--filter EXPR]",
+		summary: "print a capture: a table, JSONL for jq, or the exact wire lines",
+		example: `  acpscope dump latest
+  acpscope dump latest --format jsonl | jq -c 'select(.method=="session/prompt") | .msg.params'
+  acpscope dump 20261121T1204 --filter 'method:session/prompt or error'
+  acpscope dump latest --format raw --filter dir:agent > agent-stdout.ndjson`,
+		setup: func(fs *flag.FlagSet) {
+			captureDirFlag(fs)
+			fs.StringP("format", "o", "table", "table, jsonl (one record per line, see README) or raw (exact wire bytes)")
+			fs.StringP("filter", "f", "", "only records matching this filter expression ('acpscope dump --help-filter')")
+			fs.Bool("help-filter", false, "print the filter language and exit")
+			fs.Uint64("from", 1, "first sequence number")
+			fs.Uint64("to", 0, "last sequence number (0: the end)")
+		},
+		run: runDump,
+	})
+	register(&command{
+		name:    "show",
+		usage:   "[CAPTURE] SEQ",
+		summary: "print one message: metadata, pretty JSON and its paired request or response",
+		example: `  acpscope show latest 12`,
+		setup:   captureDirFlag,
+		run:     runShow,
+	})
+}
+
+// dumpFormats write records; each takes a record with its body loaded.
+var dumpFormats = map[string]func(w *bufio.Writer, tw *tabwriter.Writer, r *capture.Record) error{
+	"table": func(_ *bufio.Writer, tw *tabwriter.Writer, r *capture.Record) error {
+		writeRow(tw, r)
+		return nil
+	},
+	"jsonl": func(w *bufio.Writer, _ *tabwriter.Writer, r *capture.Record) error {
+		_, err := w.Write(append(capture.AppendJSONL(nil, r), '\n'))
+		return err
+	},
+	"raw": func(w *bufio.Writer, _ *tabwriter.Writer, r *capture.Record) error {
+		// Batch members and stderr were never on the protocol stream as
+		// lines of their own; raw shows exactly what crossed the wire.
+		if r.Flags&wire.FlagBatchMember != 0 || r.Kind == wire.KindStderr {
+			return nil
+		}
+		if _, err := w.Write(r.Body); err != nil {
+			return err
+		}
+		if r.Flags&wire.FlagPartial == 0 && r.HTTP == nil {
+			return w.WriteByte('\n')
+		}
+		return nil
+	},
+}
+
+func runDump(fs *flag.FlagSet, args []string) (int, error) {
+	if help, _ := fs.GetBool("help-filter"); help {
+		fmt.Print(capture.FilterGrammar)
+		return 0, nil
+	}
+	format, _ := fs.GetString("format")
+	write, ok := dumpFormats[format]
+	if !ok {
+		return 2, usageErrorf("unknown --format %q: use table, jsonl or raw", format)
+	}
+	filter, err := parseFilterFlag(fs)
+	if err != nil {
+		return 2, err
+	}
+	path, err := oneCapture(fs, args)
+	if err != nil {
+		return 1, err
+	}
+	src, err := capture.OpenSource(path)
+	if err != nil {
+		return 1, err
+	}
+	defer src.Close()
+	from, _ := fs.GetUint64("from")
+	to, _ := fs.GetUint64("to")
+	return 0, dumpRecords(src, os.Stdout, format, write, filter, from, to)
+}
+
+func parseFilterFlag(fs *flag.FlagSet) (*capture.Filter, error) {
+	expr, _ := fs.GetString("filter")
+	if expr == "" {
+		return nil, nil
+	}
+	f, err := capture.ParseFilter(expr)
+	if err != nil {
+		return nil, usageErrorf("bad --filter: %v ('acpscope dump --help-filter' shows the language)", err)
+	}
+	return f, nil
+}
+
+func dumpRecords(src capture.Source, out io.Writer, format string, write func(*bufio.Writer, *tabwriter.Writer, *capture.Record) error, filter *capture.Filter, from, to uint64) error {
+	w := bufio.NewWriterSize(out, 1<<16)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if format == "table" {
+		fmt.Fprintln(tw, rowHeader)
+	}
+	var werr error
+	err := src.Scan(from, func(r *capture.Record) bool {
+		if to != 0 && r.Seq > to {
+			return false
+		}
+		body, err := src.Body(r.Seq)
+		if err != nil {
+			werr = err
+			return false
+		}
+		r.Body = body
+		if filter != nil && !filter.Match(r, func() []byte { return body }) {
+			return true
+		}
+		werr = write(w, tw, r)
+		return werr == nil
+	})
+	if err == nil {
+		err = werr
+	}
+	if ferr := tw.Flush(); err == nil {
+		err = ferr
+	}
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/acpscope/acpscope/capture"
+	flag "github.com/spf13/pflag"
+)
+
+func init() {
+	register(&command{
+		name:    "gc",
+		usage:   "[--older-than DURATION] [--max-total SIZE] [--dry-run]",
+		summary: "delete old captures (never a live one) to keep the capture directory small",
+		example: `  acpscope gc --dry-run
+  acpscope gc --older-than 168h --max-total 500MB`,
+		setup: func(fs *flag.FlagSet) {
+			captureDirFlag(fs)
+			fs.Duration("older-than", 30*24*time.Hour, "delete finished captures that started longer ago than this")
+			fs.String("max-total", "2GiB", "then delete the oldest finished captures until the rest fit in this size")
+			fs.Bool("dry-run", false, "say what would be deleted, delete nothing")
+		},
+		run: runGC,
+	})
+}
+
+func runGC(fs *flag.FlagSet, args []string) (int, error) {
+	if len(args) > 0 {
+		return 2, usageErrorf("gc takes no arguments, got %q", args)
+	}
+	maxAge, _ := fs.GetDuration("older-than")
+	maxTotalText, _ := fs.GetString("max-total")
+	maxTotal, err := parseSize(maxTotalText)
+	if err != nil {
+		return 2, usageErrorf("--max-total: %v", err)
+	}
+	dryRun, _ := fs.GetBool("dry-run")
+	dir, err := captureDir(fs)
+	if err != nil {
+		return 1, err
+	}
+	infos, err := capture.List(dir)
+	if err != nil {
+		return 1, err
+	}
+	doomed := pickGarbage(infos, time.Now().Add(-maxAge), maxTotal)
+	var freed int64
+	for _, in := range doomed {
+		verb := "deleted"
+		if dryRun {
+			verb = "would delete"
+		} else if err := os.Remove(in.Path); err != nil {
+			fmt.Fprintf(os.Stderr, "acpscope gc: %v\n", err)
+			continue
+		}
+		freed += in.Size
+		fmt.Printf("%s %s (%s)\n", verb, filepath.Base(in.Path), humanBytes(in.Size))
+	}
+	fmt.Fprintf(os.Stderr, "acpscope gc: %d of %d captures, %s\n", len(doomed), len(infos), humanBytes(freed))
+	return 0, nil
+}
+
+// pickGarbage chooses what gc deletes from a newest-first listing: finished
+// captures started before cutoff, then the oldest finished ones until the
+// rest fit in maxTotal. Live captures are never chosen.
+func pickGarbage(newestFirst []capture.Info, cutoff time.Time, maxTotal int64) []capture.Info {
+	var total int64
+	for _, in := range newestFirst {
+		total += in.Size
+	}
+	var doomed []capture.Info
+	for i := len(newestFirst) - 1; i >= 0; i-- {
+		in := newestFirst[i]
+		if in.Live {
+			continue
+		}
+		tooOld := in.Err == nil && in.Meta.Start.Before(cutoff)
+		if tooOld || total > maxTotal {
+			doomed = append(doomed, in)
+			total -= in.Size
+		}
+	}
+	return doomed
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/proxy"
+	flag "github.com/spf13/pflag"
+)
+
+func init() {
+	register(&command{
+		name:    "stdio",
+		usage:   "[flags] -- AGENT CMD…",
+		summary: "proxy a stdio agent: forward both ways byte for byte and record every message",
+		example: `  acpscope -- npx @zed-industries/claude-code-acp
+  acpscope --capture bug.acpscope -- ./my-agent --acp
+  acpscope --grace 2s --name gemini -- gemini --experimental-acp`,
+		setup: stdioFlags,
+		run:   runStdio,
+	})
+}
+
+// stdioFlags are shared by the stdio proxy and the commands that run it.
+func stdioFlags(fs *flag.FlagSet) {
+	fs.String("capture", "", "write the capture to this file")
+	captureDirFlag(fs)
+	fs.Bool("no-capture", false, "forward only, record nothing")
+	fs.String("name", "", "agent name for listings (default: from the command)")
+	fs.Duration("grace", proxy.DefaultGrace, "after stdin closes, how long the agent gets before SIGTERM, then SIGKILL")
+	fs.Bool("quiet", false, "do not print where the capture goes (loss warnings still print)")
+}
+
+func runStdio(fs *flag.FlagSet, args []string) (int, error) {
+	if fs.ArgsLenAtDash() != 0 || len(args) == 0 {
+		return 2, usageErrorf("the agent command must follow '--': acpscope [flags] -- AGENT CMD… (got %q)", args)
+	}
+	name, _ := fs.GetString("name")
+	if name == "" {
+		name = agentName(args)
+	}
+	grace, _ := fs.GetDuration("grace")
+	w := openStdioCapture(fs, args, name)
+	cfg := proxy.StdioConfig{Argv: args, Grace: grace}
+	if w != nil {
+		cfg.Recorder = w
+	}
+	res, err := proxy.Stdio(context.Background(), cfg)
+	if w != nil {
+		finishStdioCapture(w, res, err)
+	}
+	var startErr *proxy.StartError
+	if errors.As(err, &startErr) {
+		fmt.Fprintf(os.Stderr, "acpscope: %v\n", err)
+		return res.Exit.Code, nil
+	}
+	return res.Exit.Code, err
+}
+
+// openStdioCapture starts recording. A capture that cannot be created
+// must not keep the editor from its agent: it says so and forwards only.
+func openStdioCapture(fs *flag.FlagSet, argv []string, name string) *capture.Writer {
+	if off, _ := fs.GetBool("no-capture"); off {
+		return nil
+	}
+	path, err := newCapturePath(fs, name)
+	if err == nil {
+		var w *capture.Writer
+		w, err = capture.Create(path, capture.WriterOptions{
+			Meta: newMeta("stdio", name, argv),
+			Warn: func(msg string) { fmt.Fprintln(os.Stderr, "acpscope: "+msg) },
+		})
+		if err == nil {
+			if quiet, _ := fs.GetBool("quiet"); !quiet {
+				fmt.Fprintf(os.Stderr, "acpscope: recording to %s\n", w.Path())
+			}
+			return w
+		}
+	}
+	fmt.Fprintf(os.Stderr, "acpscope: NOT RECORDING: %v; forwarding continues\n", err)
+	return nil
+}
+
+// newCapturePath is --capture, or a new name in --dir or the default dir.
+func newCapturePath(fs *flag.FlagSet, name string) (string, error) {
+	if path, _ := fs.GetString("capture"); path != "" {
+		return path, nil
+	}
+	dir, err := captureDir(fs)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, capture.NewName(name, time.Now(), os.Getpid())), nil
+}
+
+func newMeta(transport, name string, argv []string) capture.Meta {
+	cwd, _ := os.Getwd()
+	return capture.Meta{
+		ProxyVersion: version,
+		Argv:         argv,
+		Cwd:          cwd,
+		Agent:        name,
+		Transport:    transport,
+		Pid:          os.Getpid(),
+		Start:        time.Now(),
+	}
+}
+
+func finishStdioCapture(w *capture.Writer, res proxy.Result, runErr error) {
+	w.UpdateMeta(func(m *capture.Meta) {
+		m.Exit = &capture.Exit{Code: res.Exit.Code, Signal: res.Exit.SignalName()}
+		if runErr != nil {
+			m.Exit.Error = runErr.Error()
+		}
+		if m.Notes == nil {
+			m.Notes = map[string]string{}
+		}
+		m.Notes["endedBy"] = res.First.String()
+	})
+	if err := w.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "acpscope: closing capture %s: %v\n", w.Path(), err)
+	}
+	if loss := w.Stats().Loss; loss.Messages > 0 || loss.WriteErrors > 0 {
+		fmt.Fprintf(os.Stderr, "acpscope: capture %s is missing %d messages (%d bytes, %d write errors); everything was forwarded\n",
+			w.Path(), loss.Messages, loss.Bytes, loss.WriteErrors)
+	}
+}
+
+// launchers run the package named by their first plain argument; the
+// agent's name is that package's, not "npx".
+var launchers = map[string]bool{"npx": true, "bunx": true, "pnpx": true, "uvx": true, "node": true, "python": true, "python3": true, "bun": true, "deno": true, "pipx": true}
+
+// agentName guesses a short agent name from its command line.
+func agentName(argv []string) string {
+	name := filepath.Base(argv[0])
+	if launchers[name] {
+		for _, a := range argv[1:] {
+			if !strings.HasPrefix(a, "-") && a != "run" && a != "exec" {
+				name = filepath.Base(a)
+				break
+			}
+		}
+	}
+	if at := strings.LastIndex(name, "@"); at > 0 {
+		name = name[:at] // drop a version: pkg@1.2.3
+	}
+	switch ext := filepath.Ext(name); ext {
+	case ".js", ".mjs", ".cjs", ".ts", ".py", ".exe", ".sh":
+		name = strings.TrimSuffix(name, ext)
+	}
+	return name
+}

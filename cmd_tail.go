@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"text/tabwriter"
+
+	"github.com/acpscope/acpscope/capture"
+	flag "github.com/spf13/pflag"
+)
+
+func init() {
+	register(&command{
+		name:    "tail",
+		usage:   "[CAPTURE] [-n N] [--format table|jsonl] [--filter EXPR]",
+		summary: "follow a live capture message by message (the newest live one by default)",
+		example: `  acpscope tail
+  acpscope tail -n 0 --filter 'kind:error or kind:invalid or kind:stderr'
+  acpscope tail --format jsonl | jq -c .method`,
+		setup: func(fs *flag.FlagSet) {
+			captureDirFlag(fs)
+			fs.IntP("lines", "n", 10, "show this many earlier records first")
+			fs.StringP("format", "o", "table", "table or jsonl")
+			fs.StringP("filter", "f", "", "only records matching this filter expression")
+		},
+		run: runTail,
+	})
+}
+
+func runTail(fs *flag.FlagSet, args []string) (int, error) {
+	format, _ := fs.GetString("format")
+	if format != "table" && format != "jsonl" {
+		return 2, usageErrorf("unknown --format %q: use table or jsonl", format)
+	}
+	filter, err := parseFilterFlag(fs)
+	if err != nil {
+		return 2, err
+	}
+	path, err := tailTarget(fs, args)
+	if err != nil {
+		return 1, err
+	}
+	src, err := capture.OpenSource(path)
+	if err != nil {
+		return 1, err
+	}
+	defer src.Close()
+	lines, _ := fs.GetInt("lines")
+	from := uint64(1)
+	if last := src.Last(); lines >= 0 && last > uint64(lines) {
+		from = last - uint64(lines) + 1
+	}
+	live, isLive := src.(*capture.Live)
+	if !isLive {
+		fmt.Fprintf(os.Stderr, "acpscope tail: %s is finished; showing its last records\n", path)
+	}
+	return 0, followRecords(src, live, format, filter, from)
+}
+
+// tailTarget picks the capture to follow: the one named, or the newest
+// live one, or failing that the newest.
+func tailTarget(fs *flag.FlagSet, args []string) (string, error) {
+	if len(args) > 0 {
+		return oneCapture(fs, args)
+	}
+	dir, err := captureDir(fs)
+	if err != nil {
+		return "", err
+	}
+	infos, err := capture.List(dir)
+	if err != nil {
+		return "", err
+	}
+	for _, in := range infos {
+		if in.Live {
+			return in.Path, nil
+		}
+	}
+	if len(infos) == 0 {
+		return "", fmt.Errorf("no captures in %s: start an agent through 'acpscope -- AGENT CMD…' first", dir)
+	}
+	return infos[0].Path, nil
+}
+
+// followRecords prints records from seq from on; with a live source it
+// keeps printing as they arrive until the proxy finishes or Ctrl-C.
+func followRecords(src capture.Source, live *capture.Live, format string, filter *capture.Filter, from uint64) error {
+	w := bufio.NewWriter(os.Stdout)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	write := dumpFormats[format]
+	if format == "table" {
+		fmt.Fprintln(tw, rowHeader)
+	}
+	next := from
+	printNew := func() error {
+		for ; next <= src.Last(); next++ {
+			rec, err := src.Record(next)
+			if err != nil {
+				return err
+			}
+			if rec.Body, err = src.Body(next); err != nil {
+				return err
+			}
+			if filter == nil || filter.Match(&rec, func() []byte { return rec.Body }) {
+				if err := write(w, tw, &rec); err != nil {
+					return err
+				}
+			}
+		}
+		tw.Flush()
+		return w.Flush()
+	}
+	if err := printNew(); err != nil || live == nil {
+		return err
+	}
+	interrupt := make(chan os.Signal, 1)
+	signal.Notify(interrupt, os.Interrupt)
+	defer signal.Stop(interrupt)
+	for {
+		select {
+		case _, open := <-live.Updates():
+			if err := printNew(); err != nil {
+				return err
+			}
+			if !open {
+				return liveEnd(live)
+			}
+		case <-interrupt:
+			return nil
+		}
+	}
+}
+
+func liveEnd(live *capture.Live) error {
+	if err := live.Err(); err != nil && !errors.Is(err, capture.ErrClosed) {
+		return fmt.Errorf("live feed ended: %w", err)
+	}
+	fmt.Fprintln(os.Stderr, "acpscope tail: the proxy finished")
+	return nil
+}
