@@ -35,6 +35,12 @@ type BenchConfig struct {
 	// RSSSize is the single line forwarded to measure peak RSS
 	// (default 100 MiB; 0 keeps the default, negative skips it).
 	RSSSize int
+	// PacedMsgRate (lines/s, default 500 000) and PacedMBRate (MB/s,
+	// default 250) are the rates at which setup (d) is run once more
+	// with the agent pacing itself, to check that capture loses nothing
+	// there. Negative skips.
+	PacedMsgRate int
+	PacedMBRate  int
 	// Setups restricts the run to these setup keys: "a", "b", "c", "d",
 	// and "e" (acpscope with capture off, which shows what capture costs;
 	// it runs only when asked for).
@@ -55,6 +61,8 @@ func (c BenchConfig) withDefaults() BenchConfig {
 	def(&c.BigCount, 10)
 	def(&c.BigSize, 10_000_000)
 	def(&c.RSSSize, 100<<20)
+	def(&c.PacedMsgRate, 500_000)
+	def(&c.PacedMBRate, 250)
 	if c.Progress == nil {
 		c.Progress = io.Discard
 	}
@@ -68,10 +76,10 @@ type BenchRow struct {
 	MsgsPerS  float64 // MsgCount lines of MsgSize bytes
 	MBPerS    float64 // BigCount lines of BigSize bytes (MB = 10^6 bytes)
 	// Loss counts lines missing on the wire (sent minus received) over
-	// the throughput runs; it must be 0 everywhere.
+	// the full-speed runs; it must be 0 everywhere.
 	Loss int64
-	// CaptureLoss counts messages the capture could not record (setup d),
-	// -1 when unknown; CaptureNote says why it is unknown.
+	// CaptureLoss counts messages the capture could not record in the
+	// full-speed runs (setup d), -1 when unknown; CaptureNote says why.
 	CaptureLoss int64
 	CaptureNote string
 	// PeakRSS is the middle process's high-water resident set in bytes
@@ -79,7 +87,9 @@ type BenchRow struct {
 	PeakRSS int64
 	// RSSLine is PeakRSS during the RSSSize line alone.
 	RSSLine int64
-	Err     error
+	// Paced are the runs at the target rates (setup d only).
+	Paced []PacedRun
+	Err   error
 }
 
 // BenchReport is the result of one Bench run.
@@ -148,52 +158,98 @@ func runSetup(ctx context.Context, cfg BenchConfig, s *benchSetup) *BenchRow {
 		return fail("round trips", err)
 	}
 	row.note(m)
-	for _, t := range []struct {
-		tag         string
-		count, size int
-		rate        func(lines int64, d time.Duration)
-	}{
-		{"msgs", cfg.MsgCount, cfg.MsgSize, func(n int64, d time.Duration) { row.MsgsPerS = float64(n) / d.Seconds() }},
-		{"big", cfg.BigCount, cfg.BigSize, func(n int64, d time.Duration) {
-			row.MBPerS = float64(n) * float64(cfg.BigSize) / 1e6 / d.Seconds()
-		}},
-	} {
-		lost, err := s.burst(ctx, t.tag, t.count, t.size, t.rate, row)
-		if err != nil {
-			return fail(t.tag, err)
-		}
-		row.Loss += lost
+	msgs, err := s.burst(ctx, "msgs", cfg.MsgCount, cfg.MsgSize, 0)
+	if err != nil {
+		return fail("msgs", err)
 	}
+	row.MsgsPerS = msgs.linesPerS()
+	row.Loss += msgs.lost
+	row.note(msgs.run)
+	big, err := s.burst(ctx, "big", cfg.BigCount, cfg.BigSize, 0)
+	if err != nil {
+		return fail("big lines", err)
+	}
+	row.MBPerS = big.mbPerS()
+	row.Loss += big.lost
+	row.note(big.run)
 	if cfg.RSSSize > 0 && s.middle {
-		before := row.PeakRSS
-		row.PeakRSS = 0
-		if _, err := s.burst(ctx, "rss", 1, cfg.RSSSize, func(int64, time.Duration) {}, row); err != nil {
+		rss, err := s.burst(ctx, "rss", 1, cfg.RSSSize, 0)
+		if err != nil {
 			return fail("rss", err)
 		}
-		row.RSSLine = row.PeakRSS
-		row.PeakRSS = max(before, row.PeakRSS)
+		row.Loss += rss.lost
+		row.RSSLine = rss.run.peakRSS
+		row.note(rss.run)
+	}
+	if s.capture {
+		if err := runPaced(ctx, cfg, s, row); err != nil {
+			return fail("paced", err)
+		}
 	}
 	return row
 }
 
-// burst runs the agent in burst mode through the setup and counts what
-// arrives. It returns the number of lines lost on the wire.
-func (s *benchSetup) burst(ctx context.Context, tag string, count, size int, rate func(int64, time.Duration), row *BenchRow) (int64, error) {
-	m, err := s.run(ctx, tag, "burst", fmt.Sprint(count), fmt.Sprint(size))
+// runPaced has the agent send at the target rates, to see whether capture
+// keeps up with no loss there.
+func runPaced(ctx context.Context, cfg BenchConfig, s *benchSetup, row *BenchRow) error {
+	if cfg.PacedMsgRate > 0 {
+		r, err := s.burst(ctx, "paced-msgs", cfg.MsgCount, cfg.MsgSize, cfg.PacedMsgRate)
+		if err != nil {
+			return err
+		}
+		row.Paced = append(row.Paced, r.paced(fmt.Sprintf("%dk msgs/s of %d B", cfg.PacedMsgRate/1000, cfg.MsgSize), r.linesPerS()/1e3, "k msgs/s"))
+	}
+	if cfg.PacedMBRate > 0 {
+		rate := max(1, cfg.PacedMBRate*1_000_000/cfg.BigSize)
+		r, err := s.burst(ctx, "paced-big", cfg.BigCount, cfg.BigSize, rate)
+		if err != nil {
+			return err
+		}
+		row.Paced = append(row.Paced, r.paced(fmt.Sprintf("%d MB/s of %d B lines", cfg.PacedMBRate, cfg.BigSize), r.mbPerS(), " MB/s"))
+	}
+	return nil
+}
+
+// PacedRun is one run at a set rate.
+type PacedRun struct {
+	Target      string  // what was asked for
+	Achieved    float64 // in Unit
+	Unit        string
+	WireLoss    int64
+	CaptureLoss int64 // -1 when unknown
+}
+
+// burstResult is what arrived of one burst.
+type burstResult struct {
+	lines, bytes, lost int64
+	size               int
+	d                  time.Duration
+	run                *benchRun
+}
+
+func (r burstResult) linesPerS() float64 { return float64(r.lines) / r.d.Seconds() }
+func (r burstResult) mbPerS() float64    { return float64(r.bytes) / 1e6 / r.d.Seconds() }
+
+func (r burstResult) paced(target string, achieved float64, unit string) PacedRun {
+	return PacedRun{Target: target, Achieved: achieved, Unit: unit, WireLoss: r.lost, CaptureLoss: r.run.captureLoss}
+}
+
+// burst runs the agent in burst mode through the setup, at pace lines
+// per second (0: as fast as it can), and counts what arrives.
+func (s *benchSetup) burst(ctx context.Context, tag string, count, size, pace int) (burstResult, error) {
+	m, err := s.run(ctx, tag, "burst", fmt.Sprint(count), fmt.Sprint(size), fmt.Sprint(pace))
 	if err != nil {
-		return 0, err
+		return burstResult{}, err
 	}
 	m.stdin.Close()
-	lines, bytes, d, err := countLines(m.stdout)
+	lines, n, d, err := countLines(m.stdout)
 	if err = m.finish(err); err != nil {
-		return 0, err
+		return burstResult{}, err
 	}
-	rate(lines, d)
-	row.note(m)
-	if bytes != int64(count)*int64(size) && lines == int64(count) {
-		return 0, fmt.Errorf("%d bytes arrived in %d lines, want %d bytes", bytes, lines, int64(count)*int64(size))
+	if n != int64(count)*int64(size) && lines == int64(count) {
+		return burstResult{}, fmt.Errorf("%d bytes arrived in %d lines, want %d bytes", n, lines, int64(count)*int64(size))
 	}
-	return int64(count) - lines, nil
+	return burstResult{lines: lines, bytes: n, lost: int64(count) - lines, size: size, d: d, run: m}, nil
 }
 
 // note folds a finished run's RSS and capture loss into the row.

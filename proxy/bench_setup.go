@@ -57,6 +57,7 @@ const teeScript = `stamp() { perl -MTime::HiRes=time -ne 'printf "%.6f %s", time
 type benchSetup struct {
 	key, name string
 	middle    bool // there is a middle process whose RSS is measured
+	capture   bool // it records: run it at the paced rates too
 	// command returns the command to run around agent, and the capture
 	// file it writes ("" when none).
 	command func(tag string, agent []string) (*exec.Cmd, string)
@@ -89,7 +90,7 @@ func benchSetups(ctx context.Context, cfg BenchConfig) ([]*benchSetup, error) {
 		}})
 	}
 	if wanted(cfg, "d") {
-		all = append(all, &benchSetup{key: "d", name: "(d) acpscope, capture on", middle: true, command: func(tag string, agent []string) (*exec.Cmd, string) {
+		all = append(all, &benchSetup{key: "d", name: "(d) acpscope, capture on", middle: true, capture: true, command: func(tag string, agent []string) (*exec.Cmd, string) {
 			path := benchFile(cfg, "capture-"+tag+".acpscope")
 			return cfg.Proxy(path, agent), path
 		}})

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
 )
 
 // benchConfig runs (d) as this test binary re-executed as the proxy
@@ -68,26 +67,24 @@ func benchRTT(b *testing.B, s *benchSetup, size int) {
 }
 
 func benchBurst(b *testing.B, s *benchSetup, size int) {
-	row := &BenchRow{CaptureLoss: -1}
-	var rate float64
-	lost, err := s.burst(b.Context(), "burst", b.N, size, func(n int64, d time.Duration) {
-		rate = float64(n) / d.Seconds()
-	}, row)
+	r, err := s.burst(b.Context(), "burst", b.N, size, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ReportMetric(rate, "msgs/s")
-	b.ReportMetric(rate*float64(size)/1e6, "MB/s")
-	b.ReportMetric(float64(lost), "wire-loss")
-	reportRow(b, row)
+	b.ReportMetric(r.linesPerS(), "msgs/s")
+	b.ReportMetric(r.mbPerS(), "MB/s")
+	b.ReportMetric(float64(r.lost), "wire-loss")
+	reportRun(b, r.run)
 }
 
 func benchRSS(b *testing.B, s *benchSetup) {
 	row := &BenchRow{CaptureLoss: -1}
 	for range b.N {
-		if _, err := s.burst(b.Context(), "rss", 1, 100<<20, func(int64, time.Duration) {}, row); err != nil {
+		r, err := s.burst(b.Context(), "rss", 1, 100<<20, 0)
+		if err != nil {
 			b.Fatal(err)
 		}
+		row.note(r.run)
 	}
 	reportRow(b, row)
 }
@@ -134,6 +131,7 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	cfg := benchConfig(t)
 	cfg.RTTCount, cfg.MsgCount, cfg.BigCount, cfg.BigSize, cfg.RSSSize = 50, 2000, 2, 1<<20, 4<<20
+	cfg.PacedMsgRate, cfg.PacedMBRate = 20000, 20
 	if raceEnabled { // the proxy process is this race-instrumented binary
 		cfg.BigSize, cfg.RSSSize = 64<<10, 256<<10
 	}
@@ -149,10 +147,13 @@ func TestBenchSmoke(t *testing.T) {
 		if row.Key == "d" && row.CaptureLoss != 0 && !strings.Contains(row.CaptureNote, "unimplemented") {
 			t.Errorf("%s: capture loss %d (%s)", row.Name, row.CaptureLoss, row.CaptureNote)
 		}
+		if row.Key == "d" && len(row.Paced) != 2 {
+			t.Errorf("%s: %d paced runs, want 2", row.Name, len(row.Paced))
+		}
 	}
 	var sb strings.Builder
 	rep.Print(&sb)
-	for _, want := range []string{"(a) direct pipe", "(b) minimal forwarder", "(d) acpscope, capture on", "targets"} {
+	for _, want := range []string{"(a) direct pipe", "(b) minimal forwarder", "(d) acpscope, capture on", "targets", "paced at 20k msgs/s"} {
 		if !strings.Contains(sb.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, sb.String())
 		}

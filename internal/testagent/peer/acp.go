@@ -9,45 +9,6 @@ import (
 	"strconv"
 )
 
-// burst writes n JSON notification lines of exactly size bytes each,
-// newline included, through a large buffer so the writer is never the
-// bottleneck of a throughput measurement.
-func burst(stdout io.Writer, n, size int) int {
-	w := bufio.NewWriterSize(stdout, 1<<20)
-	line := burstLine(size)
-	digits := bytes.Index(line, []byte(`"i":"`)) + 5
-	for i := 0; i < n; i++ {
-		stamp(line[digits:digits+10], i)
-		if _, err := w.Write(line); err != nil {
-			return 1
-		}
-	}
-	if w.Flush() != nil {
-		return 1
-	}
-	return 0
-}
-
-// burstLine builds a line of size bytes (at least the fixed part) with a
-// ten-digit counter field and padding.
-func burstLine(size int) []byte {
-	const head = `{"jsonrpc":"2.0","method":"bench/tick","params":{"i":"0000000000","pad":"`
-	const tail = `"}}` + "\n"
-	pad := size - len(head) - len(tail)
-	if pad < 0 {
-		pad = 0
-	}
-	return []byte(head + string(bytes.Repeat([]byte{'x'}, pad)) + tail)
-}
-
-// stamp writes i as ten zero-padded digits into b.
-func stamp(b []byte, i int) {
-	for k := len(b) - 1; k >= 0; k-- {
-		b[k] = byte('0' + i%10)
-		i /= 10
-	}
-}
-
 type acpMessage struct {
 	ID     json.RawMessage `json:"id,omitempty"`
 	Method string          `json:"method,omitempty"`

@@ -16,8 +16,9 @@
 //	                    does; with --ignore-term SIGTERM is ignored as well
 //	spawn-child         start a child (in the agent's process group) that sleeps
 //	                    forever, print "child PID" on stderr, then echo
-//	burst N S           write N newline-terminated JSON lines of S bytes each
-//	                    (newline included) as fast as possible, then exit 0
+//	burst N S [RATE]    write N newline-terminated JSON lines of S bytes each
+//	                    (newline included) as fast as possible, or at RATE
+//	                    lines per second, then exit 0
 //	trap                print "trap SIGNAME" on stderr for each SIGINT, SIGTERM
 //	                    or SIGHUP, keep echoing, exit 0 at stdin EOF
 //	sleep               sleep forever (the child of spawn-child)
@@ -69,7 +70,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "spawn-child":
 		return spawnChild(stdin, stdout, stderr)
 	case "burst":
-		return burst(stdout, atoiAt(rest, 0, 1000), atoiAt(rest, 1, 200))
+		return burst(stdout, atoiAt(rest, 0, 1000), atoiAt(rest, 1, 200), atoiAt(rest, 2, 0))
 	case "trap":
 		return trap(stdin, stdout, stderr)
 	case "sleep":
