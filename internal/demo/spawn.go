@@ -48,13 +48,11 @@ func ClientOverPipes(ctx context.Context, argv []string, stderr io.Writer, opts 
 		_ = cmd.Process.Signal(syscall.SIGTERM) // given up: no need to wait a grace period first
 	}
 	waitErr := stopLadder(cmd, exited)
-	if runErr != nil {
-		return sum, runErr
-	}
 	if waitErr != nil {
-		return sum, fmt.Errorf("%s: %w", argv[0], waitErr)
+		// An agent that died early makes the client fail too; say both.
+		return sum, errors.Join(runErr, fmt.Errorf("%s: %w", argv[0], waitErr))
 	}
-	return sum, nil
+	return sum, runErr
 }
 
 // stopLadder waits for the process, nudging it with SIGTERM and then

@@ -28,6 +28,8 @@ func TestMain(m *testing.M) {
 		signal.Ignore(syscall.SIGTERM)
 		_ = RunAgent(context.Background(), os.Stdin, os.Stdout, AgentOptions{})
 		select {}
+	case "dead":
+		os.Exit(127) // like a proxy whose agent could not start
 	case "failing":
 		_ = RunAgent(context.Background(), os.Stdin, os.Stdout, AgentOptions{})
 		os.Exit(7)
@@ -39,14 +41,16 @@ func TestClientOverPipes(t *testing.T) {
 	stopGrace = 200 * time.Millisecond
 	t.Cleanup(func() { stopGrace = 5 * time.Second })
 	tests := []struct {
-		peer     string
-		exitCode int // 0: no error expected
-		stderr   string
-		killed   bool
+		peer       string
+		exitCode   int // 0: no error expected
+		stderr     string
+		killed     bool
+		incomplete bool // the conversation cannot happen
 	}{
 		{peer: "agent", stderr: "[acpscope-demo-agent] input closed, exiting"},
 		{peer: "failing", exitCode: 7},
 		{peer: "stubborn", killed: true},
+		{peer: "dead", exitCode: 127, incomplete: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.peer, func(t *testing.T) {
@@ -55,8 +59,9 @@ func TestClientOverPipes(t *testing.T) {
 			var stderr syncBuffer
 			start := time.Now()
 			sum, err := ClientOverPipes(context.Background(), []string{os.Args[0]}, &stderr, ClientOptions{Grace: 200 * time.Millisecond})
-			if len(sum.Sessions) != 1 || len(sum.Sessions[0].Turns) != 2 || sum.Sessions[0].Turns[1].StopReason != StopEndTurn {
-				t.Errorf("conversation incomplete: %+v", sum)
+			complete := len(sum.Sessions) == 1 && len(sum.Sessions[0].Turns) == 2 && sum.Sessions[0].Turns[1].StopReason == StopEndTurn
+			if complete == tc.incomplete {
+				t.Errorf("conversation complete = %t, want %t: %+v", complete, !tc.incomplete, sum)
 			}
 			var exit *exec.ExitError
 			switch {
