@@ -13,7 +13,7 @@ import (
 
 // A lint test capture is JSONL, one record a line:
 //
-//	{"dir":"client"|"agent","msg":<the exact JSON-RPC line>}
+//	{"dir":"client"|"agent","kind":"request"…,"msg":<the exact JSON-RPC line>}
 //	{"dir":"agent","text":"a non-JSON line"}   (or "hex": bytes in hex)
 //	{"dir":"agent","stderr":"a log line"}
 //	{"http":{…envelope…}}                      (a status-only exchange)
@@ -23,6 +23,7 @@ import (
 // "conn":N (its transport connection).
 type jsonlLine struct {
 	Dir     string          `json:"dir"`
+	Kind    string          `json:"kind"`
 	Msg     json.RawMessage `json:"msg"`
 	Text    *string         `json:"text"`
 	Hex     string          `json:"hex"`
@@ -87,6 +88,13 @@ func (l jsonlLine) msg(t testing.TB, seq uint64) Msg {
 	}
 	m := FromLine(seq, dir, body)
 	m.HTTP, m.Conn = l.HTTP, l.Conn
+	if l.Kind != "" {
+		k, ok := wire.ParseKind(l.Kind)
+		if !ok {
+			t.Fatalf("unknown kind %q", l.Kind)
+		}
+		m.Kind = k // as a capture records it; analyses classify the bytes again
+	}
 	for _, name := range l.Flags {
 		f, ok := wire.ParseFlag(name)
 		if !ok {
