@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/replay"
+	flag "github.com/spf13/pflag"
+)
+
+func init() {
+	register(&command{
+		name:    "export",
+		usage:   "CAPTURE [--session S] -o FILE [--format capture|jsonl|mermaid] [--redact PATH]… [--redact-re REGEX]…",
+		summary: "write one session as a redacted bug-report file, JSONL or a Mermaid sequence diagram",
+		example: `  acpscope export latest --session 0f3c… -o bug.acpscope
+  acpscope export latest --format jsonl -o - | jq .
+  acpscope export latest --format mermaid -o flow.mmd
+  acpscope export latest -o bug.acpscope --redact 'params.prompt.*.text' --redact-re 'acct-[0-9]+'`,
+		setup: func(fs *flag.FlagSet) {
+			fs.String("dir", "", "capture directory (default $ACPSCOPE_DIR or ~/.local/state/acpscope/captures)")
+			fs.String("session", "", "the session to export (required when the capture holds several)")
+			fs.StringP("output", "o", "", "output file; '-' writes jsonl or mermaid to stdout")
+			fs.String("format", "capture", "capture (a single-session capture file), jsonl or mermaid")
+			fs.StringArray("redact", nil, "also redact values at this JSON path (glob: * one segment, ** any)")
+			fs.StringArray("redact-re", nil, "also redact text matching this regular expression")
+			fs.Bool("no-redact", false, "keep secrets (API keys, tokens, env values) in the export: never attach such a file publicly")
+		},
+		run: runExport,
+	})
+}
+
+// locateCapture turns the CAPTURE argument into a path: an existing file,
+// else a name in the capture directory ("latest", a prefix).
+func locateCapture(fs *flag.FlagSet, name string) (string, error) {
+	if st, err := os.Stat(name); err == nil && !st.IsDir() {
+		return name, nil
+	}
+	dir, _ := fs.GetString("dir")
+	if dir == "" {
+		var err error
+		if dir, err = capture.DefaultDir(); err != nil {
+			return "", err
+		}
+	}
+	return capture.Resolve(dir, name)
+}
+
+func runExport(fs *flag.FlagSet, args []string) (int, error) {
+	if len(args) != 1 {
+		return 2, usageErrorf("expected one CAPTURE, got %q", args)
+	}
+	out, _ := fs.GetString("output")
+	format, _ := fs.GetString("format")
+	if out == "" {
+		return 2, usageErrorf("say where to write with -o FILE (or -o - for jsonl and mermaid)")
+	}
+	if format == "capture" && out == "-" {
+		return 2, usageErrorf("a capture file cannot go to stdout; use -o FILE, or --format jsonl")
+	}
+	path, err := locateCapture(fs, args[0])
+	if err != nil {
+		return 2, err
+	}
+	src, err := capture.Open(path)
+	if err != nil {
+		return 2, err
+	}
+	defer src.Close()
+	opts := capture.ExportOptions{SourceName: filepath.Base(path)}
+	opts.Session, _ = fs.GetString("session")
+	opts.NoRedact, _ = fs.GetBool("no-redact")
+	opts.Redact.Paths, _ = fs.GetStringArray("redact")
+	opts.Redact.Patterns, _ = fs.GetStringArray("redact-re")
+	opts.Progress = func(done, total uint64) {
+		fmt.Fprintf(os.Stderr, "\racpscope export: %d/%d records", done, total)
+	}
+	if opts.NoRedact {
+		fmt.Fprintln(os.Stderr, "acpscope export: WARNING: --no-redact: this export keeps every secret that was on the wire (API keys, tokens, MCP env values, auth headers). Do not attach it to a public issue.")
+	}
+	var res capture.ExportResult
+	switch format {
+	case "capture":
+		res, err = capture.Export(src, out, opts)
+	case "jsonl":
+		err = writeOutput(out, func(w io.Writer) error {
+			var e error
+			res, e = capture.ExportJSONL(src, w, opts)
+			return e
+		})
+	case "mermaid":
+		err = writeOutput(out, func(w io.Writer) error { return exportMermaid(src, w, opts) })
+	default:
+		return 2, usageErrorf("unknown --format %q (want capture, jsonl or mermaid)", format)
+	}
+	if err != nil {
+		return 2, err
+	}
+	reportRedactions(os.Stderr, res, opts, format, out)
+	return 0, nil
+}
+
+// writeOutput runs write on stdout for "-", else on a new 0600 file.
+func writeOutput(out string, write func(io.Writer) error) error {
+	if out == "-" {
+		return write(os.Stdout)
+	}
+	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("creating %q: %w (remove it or choose another name)", out, err)
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		os.Remove(out)
+		return err
+	}
+	return f.Close()
+}
+
+// exportMermaid draws the session as a sequence diagram. Labels carry
+// methods and result summaries only; the redactor still runs over the
+// bodies so that a secret can never reach a label.
+func exportMermaid(src capture.Source, w io.Writer, opts capture.ExportOptions) error {
+	msgs, err := replay.Load(src, opts.Session)
+	if err != nil {
+		return err
+	}
+	if !opts.NoRedact {
+		red, err := capture.NewRedactor(opts.Redact)
+		if err != nil {
+			return err
+		}
+		for i := range msgs {
+			msgs[i].Body, _ = red.Message(msgs[i].Method, msgs[i].Body)
+		}
+	}
+	return replay.WriteMermaid(w, msgs)
+}
+
+// reportRedactions tells what was redacted: paths and seqs, never values.
+func reportRedactions(w io.Writer, res capture.ExportResult, opts capture.ExportOptions, format, out string) {
+	if opts.Progress != nil && res.Records >= 5000 {
+		fmt.Fprintln(w)
+	}
+	var b bytes.Buffer
+	if format != "mermaid" {
+		fmt.Fprintf(&b, "acpscope export: wrote %d records", res.Records)
+		if res.Session != "" {
+			fmt.Fprintf(&b, " of session %s", res.Session)
+		}
+		if out != "-" {
+			fmt.Fprintf(&b, " to %s", out)
+		}
+		b.WriteString("\n")
+	}
+	if !opts.NoRedact && format != "mermaid" {
+		fmt.Fprintf(&b, "acpscope export: redacted %d values", len(res.Redactions))
+		if len(res.Redactions) > 0 {
+			b.WriteString(":")
+		}
+		b.WriteString("\n")
+		for _, r := range res.Redactions {
+			fmt.Fprintf(&b, "  #%-6d %-50s %s\n", r.Seq, r.Path, r.Rule)
+		}
+		if len(res.Redactions) > 0 {
+			b.WriteString("  (check the file before attaching it; add --redact PATH or --redact-re REGEX for anything missed)\n")
+		}
+	}
+	io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
+}
