@@ -53,8 +53,12 @@ func runConnect(fs *flag.FlagSet, args []string) (int, error) {
 		name = hostName(args[0])
 	}
 	transport := "http"
-	if u.Scheme == "ws" || u.Scheme == "wss" {
+	switch u.Scheme {
+	case "ws", "wss":
 		transport = "ws"
+	case "http", "https":
+	default:
+		return 2, usageErrorf("%q: the scheme must be http, https, ws or wss", args[0])
 	}
 	meta := newMeta(transport, name, os.Args[1:])
 	meta.Upstream = args[0]

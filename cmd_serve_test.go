@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bufio"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/acpscope/acpscope/capture"
+)
+
+// startServeCmd runs `acpscope serve` on a free loopback port with the
+// demo agent and returns its endpoint URL (http://…/acp).
+func startServeCmd(t *testing.T, capturePath string, extra ...string) (*exec.Cmd, string) {
+	t.Helper()
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--capture", capturePath}, extra...)
+	args = append(args, "--", self(), "demo-agent", "--delay", "0")
+	cmd := exec.Command(self(), args...)
+	cmd.Env = append(os.Environ(), runAsMainEnv+"=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	urls := make(chan string, 1)
+	go func() { // stderr reader: ends when serve exits
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), "acpscope serve: "); ok && strings.HasPrefix(rest, "http://") {
+				urls <- strings.Fields(rest)[0]
+			}
+		}
+	}()
+	select {
+	case u := <-urls:
+		return cmd, u
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not say where it listens")
+	}
+	return nil, ""
+}
+
+// TestCmdServeConnect runs the demo client through `acpscope connect` to
+// `acpscope serve` over Streamable HTTP and WebSocket, as an editor would,
+// and checks both captures.
+func TestCmdServeConnect(t *testing.T) {
+	dir := t.TempDir()
+	servePath := filepath.Join(dir, "serve.acpscope")
+	serve, url := startServeCmd(t, servePath)
+	for _, u := range []string{url, "ws" + strings.TrimPrefix(url, "http")} {
+		connectPath := filepath.Join(dir, strings.SplitN(u, ":", 2)[0]+".acpscope")
+		stdout, stderr, code := acpscope(t, "demo-client", "--load", "--", self(), "connect", "--capture", connectPath, u)
+		if code != 0 || !strings.Contains(stdout, "session/load replayed") {
+			t.Fatalf("demo client over %s: exit %d\n%s\n%s", u, code, stdout, stderr)
+		}
+		checkNetCapture(t, connectPath, "", u)
+	}
+	serve.Process.Signal(syscall.SIGINT)
+	if err := serve.Wait(); err != nil {
+		t.Fatalf("serve after SIGINT: %v", err)
+	}
+	checkNetCapture(t, servePath, strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/acp"), "")
+}
+
+func checkNetCapture(t *testing.T, path, listen, upstream string) {
+	t.Helper()
+	r, err := capture.Open(path)
+	if err != nil {
+		t.Fatalf("opening %s: %v", path, err)
+	}
+	defer r.Close()
+	m := r.Meta()
+	if (m.Transport != "http" && m.Transport != "ws") || m.Listen != listen || m.Upstream != upstream {
+		t.Errorf("%s meta: transport %q listen %q upstream %q", filepath.Base(path), m.Transport, m.Listen, m.Upstream)
+	}
+	var messages, withEnvelope int
+	r.Scan(1, func(rec *capture.Record) bool {
+		if rec.Kind.IsProtocol() {
+			messages++
+			if rec.HTTP != nil && rec.HTTP.Stream != "" {
+				withEnvelope++
+			}
+		}
+		return true
+	})
+	if messages < 20 || withEnvelope != messages {
+		t.Errorf("%s: %d messages, %d with an HTTP envelope", filepath.Base(path), messages, withEnvelope)
+	}
+}
+
+// TestCmdNetUsage checks the usage errors and the busy-port message.
+func TestCmdNetUsage(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	busy := l.Addr().String()
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"proxy"}, 2, "--upstream URL is required"},
+		{[]string{"proxy", "--upstream", "ftp://x/acp"}, 2, "the scheme must be http, https, ws or wss"},
+		{[]string{"proxy", "--upstream", "http://127.0.0.1:1/acp", "--listen", busy}, 1, busy + " is in use; pick another --listen port"},
+		{[]string{"serve", "--listen", busy, "--", "true"}, 1, busy + " is in use; pick another --listen port"},
+		{[]string{"serve"}, 2, "the agent command must follow '--'"},
+		{[]string{"serve", "--tls-cert", "c.pem", "--", "true"}, 2, "--tls-cert and --tls-key go together"},
+		{[]string{"connect"}, 2, "want one URL"},
+		{[]string{"connect", "gopher://x/acp"}, 2, "the scheme must be http, https, ws or wss"},
+		{[]string{"connect", "--no-capture", "ws://127.0.0.1:1/acp"}, 1, "connecting to ws://127.0.0.1:1/acp"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			_, stderr, code := acpscope(t, tt.args...)
+			if code != tt.code || !strings.Contains(stderr, tt.want) {
+				t.Fatalf("exit %d, stderr %q; want %d and %q", code, stderr, tt.code, tt.want)
+			}
+		})
+	}
+}
