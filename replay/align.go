@@ -149,7 +149,11 @@ func Compare(a, b []Item, opts CompareOptions) []Entry {
 // (and nothing else: the chunking is incidental), others field by field.
 func compareItem(a, b *Item, opts CompareOptions) []Change {
 	if opts.Learn && opts.Binder != nil {
-		opts.Binder.Learn(a.First().Body, b.First().Body)
+		keep := notSessionID // session ids are learned from responses only
+		if a.First().IsResponse() {
+			keep = nil
+		}
+		opts.Binder.LearnIf(a.First().Body, b.First().Body, keep)
 	}
 	var mapOld func(string) string
 	if opts.Binder != nil {

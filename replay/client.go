@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/acpscope/acpscope/wire"
@@ -54,6 +55,7 @@ type clientRun struct {
 	// cursors per notification key, for positional learning.
 	notifCursor map[string]int
 	agentSeen   int // live agent messages so far
+	lastSent    int // index in rec of the last client message sent, -1 before
 	lastRecv    time.Time
 	eof         bool
 }
@@ -81,7 +83,7 @@ func RunClient(ctx context.Context, rec []Message, agentOut io.Reader, agentIn i
 		opts: opts, rec: rec, binder: NewBinder(),
 		p:        newPeer(agentOut, agentIn, wire.DirAgent, opts.Tap),
 		answered: map[string]bool{}, usedAgentReq: map[int]bool{}, notifCursor: map[string]int{},
-		lastRecv: time.Now(),
+		lastRecv: time.Now(), lastSent: -1,
 	}
 	err := c.run(ctx)
 	agentIn.Close()
@@ -111,6 +113,7 @@ func (c *clientRun) run(ctx context.Context) error {
 			return err
 		}
 		c.res.Sent++
+		c.lastSent = i
 		fmt.Fprintf(c.opts.Log, "replay: → %s %s (sent %d, received %d)\n", m.Kind, m.Method, c.res.Sent, c.res.Received)
 	}
 	// The end: every request answered, then the trailing notifications.
@@ -227,22 +230,35 @@ func (c *clientRun) learn(recorded, live []byte) {
 }
 
 // learnPositional pairs the n-th live notification of a kind with the
-// n-th recorded one (tool calls mint toolCallIds the client may quote).
+// n-th recorded one of the same session within the current turn (tool
+// calls mint toolCallIds the client may quote). The window keeps an agent
+// that sends more or fewer notifications from being paired across turns,
+// and session ids are only ever learned from responses.
 func (c *clientRun) learnPositional(m *Message) {
 	sub, _ := updateOf(m)
 	key := m.Method + " " + sub
-	for i := c.notifCursor[key]; i < len(c.rec); i++ {
+	for i := max(c.notifCursor[key], c.lastSent+1); i < len(c.rec); i++ {
 		r := &c.rec[i]
+		if r.Dir == wire.DirClient && r.IsRequest() {
+			return // the next turn: nothing of this one left to pair with
+		}
 		if r.Dir != wire.DirAgent || r.Kind != wire.KindNotification || r.Method != m.Method {
 			continue
 		}
-		if rs, _ := updateOf(r); rs != sub {
+		if rs, _ := updateOf(r); rs != sub || c.binder.Map(r.Session) != m.Session {
 			continue
 		}
 		c.notifCursor[key] = i + 1
-		c.learn(r.Body, m.Body)
+		for _, b := range c.binder.LearnIf(r.Body, m.Body, notSessionID) {
+			c.res.Bindings = append(c.res.Bindings, b)
+			fmt.Fprintf(c.opts.Log, "replay: rebinding %s %q → %q\n", b.Path, b.Old, b.New)
+		}
 		return
 	}
+}
+
+func notSessionID(path string) bool {
+	return path != "sessionId" && !strings.HasSuffix(path, ".sessionId")
 }
 
 // answer replies to a live agent request from the recording: the

@@ -145,7 +145,7 @@ func TestReplayClientMatchesDemo(t *testing.T) {
 }
 
 func TestReplayClientNoticesMutation(t *testing.T) {
-	rec := recordDemo(t, demo.AgentOptions{}, demo.ClientOptions{})
+	rec := recordDemo(t, demo.AgentOptions{}, demo.ClientOptions{Sessions: 2})
 	tests := []struct {
 		mutate string
 		want   string // in the readable report
@@ -162,6 +162,20 @@ func TestReplayClientNoticesMutation(t *testing.T) {
 			}
 			if r := report(res); !strings.Contains(r, tt.want) {
 				t.Errorf("report does not name the change (%q):\n%s", tt.want, r)
+			}
+			// One deliberate change must not derail rebinding: no id of
+			// the agent's may show up as changed.
+			for _, e := range res.Entries {
+				for _, c := range e.Changes {
+					if strings.HasSuffix(c.Path, "Id") {
+						t.Errorf("spurious identifier change %s\n%s", c, report(res))
+					}
+				}
+			}
+			for _, b := range res.Bindings {
+				if strings.HasSuffix(b.Path, "sessionId") && !strings.HasPrefix(b.Path, "result.") {
+					t.Errorf("session id learned from a notification: %+v", b)
+				}
 			}
 		})
 	}

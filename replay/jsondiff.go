@@ -79,8 +79,9 @@ func diffValue(path []string, a, b any, ignore Ignore, mapOld func(string) strin
 	if len(path) > 0 && ignore.Match(path) {
 		return
 	}
+	orig := a
 	if s, ok := a.(string); ok && mapOld != nil {
-		a = mapOld(s)
+		a = mapOld(s) // compare rebound, but show what was recorded
 	}
 	switch av := a.(type) {
 	case map[string]any:
@@ -95,7 +96,7 @@ func diffValue(path []string, a, b any, ignore Ignore, mapOld func(string) strin
 		}
 	}
 	if !equalJSON(a, b) {
-		*out = append(*out, Change{Path: capture.PathString(path), Op: "changed", Old: render(a), New: render(b)})
+		*out = append(*out, Change{Path: capture.PathString(path), Op: "changed", Old: render(orig), New: render(b)})
 	}
 }
 

@@ -36,6 +36,11 @@ type Binding struct {
 // and remembers each id-like string that differs at the same path. The
 // JSON-RPC id itself is left to the drivers: each direction keeps its own.
 func (b *Binder) Learn(recorded, observed []byte) []Binding {
+	return b.LearnIf(recorded, observed, nil)
+}
+
+// LearnIf is Learn restricted to the paths keep accepts (nil keeps all).
+func (b *Binder) LearnIf(recorded, observed []byte, keep func(path string) bool) []Binding {
 	rec := idLeaves(recorded)
 	if len(rec) == 0 {
 		return nil
@@ -44,7 +49,7 @@ func (b *Binder) Learn(recorded, observed []byte) []Binding {
 	var learned []Binding
 	for path, old := range rec {
 		nw, ok := obs[path]
-		if !ok || nw == old || old == "" {
+		if !ok || nw == old || old == "" || (keep != nil && !keep(path)) {
 			continue
 		}
 		if b.m[old] != nw {
