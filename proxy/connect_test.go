@@ -289,3 +289,34 @@ func TestConnectGoose(t *testing.T) {
 		t.Fatalf("stdout %q, want %q", got, want)
 	}
 }
+
+// TestConnectThroughProxy runs connect against an RFD server through the
+// recording proxy: the server insists on its affinity cookie, answers
+// session/new on the connection stream and refuses session streams.
+func TestConnectThroughProxy(t *testing.T) {
+	_, rec, base, _ := proxyPair(t, protoH1, "/acp")
+	stdinR, stdinW := io.Pipe()
+	var out tap
+	var warnings syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- Connect(context.Background(), ConnectOptions{URL: base + "/acp", Stdin: stdinR, Stdout: &out,
+			Warn: func(s string) { warnings.Write([]byte(s + "\n")) }})
+	}()
+	io.WriteString(stdinW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`+"\n"+
+		`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{}}`+"\n")
+	want := `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}` + "\n" +
+		`{"jsonrpc":"2.0", "id":2,"result":{"sessionId":"s1"}}` + "\n"
+	waitFor(t, func() bool { return len(out.bytes()) >= len(want) })
+	stdinW.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := string(out.bytes()); got != want {
+		t.Fatalf("stdout %q, want %q", got, want)
+	}
+	if !strings.Contains(warnings.String(), "session s1 stream refused: 404") {
+		t.Errorf("warnings: %q", warnings.String())
+	}
+	containsAll(t, rec, `1 client POST post 0 {"jsonrpc":"2.0","id":2,"method":"session/new"`, `1 agent POST http 202 `, `1 agent DELETE http 202 `)
+}

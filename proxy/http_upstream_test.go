@@ -100,6 +100,10 @@ func (u *fakeUpstream) rfd(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusBadRequest)
 			return
 		}
+		if r.Header.Get(HeaderSessionID) != "" {
+			http.Error(w, "no session streams here", http.StatusNotFound)
+			return
+		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		u.write(w, "GET", ": keep-alive\r\n\r\n")
 		n := 0
