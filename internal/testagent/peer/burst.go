@@ -19,16 +19,17 @@ func burst(stdout io.Writer, n, size, rate int) int {
 	step := max(1, rate/1000)
 	start := time.Now()
 	for i := 0; i < n; i++ {
-		stamp(line[digits:digits+10], i)
-		if _, err := w.Write(line); err != nil {
-			return 1
-		}
-		if rate > 0 && (i+1)%step == 0 {
+		if rate > 0 && i > 0 && i%step == 0 {
+			// Line i is due i/rate after the start: the first goes out
+			// at once and the run spans (n-1)/rate plus one line's time.
 			if w.Flush() != nil {
 				return 1
 			}
-			due := start.Add(time.Duration(float64(i+1) / float64(rate) * float64(time.Second)))
-			time.Sleep(time.Until(due))
+			time.Sleep(time.Until(start.Add(time.Duration(float64(i) / float64(rate) * float64(time.Second)))))
+		}
+		stamp(line[digits:digits+10], i)
+		if _, err := w.Write(line); err != nil {
+			return 1
 		}
 	}
 	if w.Flush() != nil {
