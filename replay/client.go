@@ -54,10 +54,14 @@ type clientRun struct {
 	usedAgentReq map[int]bool
 	// cursors per notification key, for positional learning.
 	notifCursor map[string]int
-	agentSeen   int // live agent messages so far
-	lastSent    int // index in rec of the last client message sent, -1 before
-	lastRecv    time.Time
-	eof         bool
+	agentSeen   int  // live agent messages so far
+	lastSent    int  // index in rec of the last client message sent, -1 before
+	stalled     bool // a wait for an answer timed out: the replay stops sending
+	// scanned is how far waitBefore has checked the recording, and
+	// wantCount how many agent messages lie before that point.
+	scanned, wantCount int
+	lastRecv           time.Time
+	eof                bool
 }
 
 // RunClient replays the client side of rec (protocol messages, as from
@@ -104,8 +108,12 @@ func (c *clientRun) run(ctx context.Context) error {
 		if err := c.waitBefore(ctx, i, m.Kind == wire.KindNotification); err != nil {
 			return err
 		}
-		if c.eof {
-			c.note("the agent closed its output; %d recorded client messages were not sent", c.remainingSends(i))
+		if c.eof || c.stalled {
+			why := "the agent closed its output"
+			if c.stalled {
+				why = "the agent stopped answering"
+			}
+			c.note("%s; %d recorded client messages were not sent", why, c.remainingSends(i))
 			return nil
 		}
 		body := c.binder.Apply(m.Body)
@@ -117,6 +125,9 @@ func (c *clientRun) run(ctx context.Context) error {
 		fmt.Fprintf(c.opts.Log, "replay: → %s %s (sent %d, received %d)\n", m.Kind, m.Method, c.res.Sent, c.res.Received)
 	}
 	// The end: every request answered, then the trailing notifications.
+	if c.stalled {
+		return nil
+	}
 	return c.waitBefore(ctx, len(c.rec), true)
 }
 
@@ -136,21 +147,25 @@ func (c *clientRun) remainingSends(from int) int {
 // or the end), as many agent messages as were recorded before i (soft:
 // until the agent has been quiet for Settle).
 func (c *clientRun) waitBefore(ctx context.Context, i int, positional bool) error {
-	wantCount := 0
-	for j := 0; j < i; j++ {
-		m := &c.rec[j]
+	for ; c.scanned < i; c.scanned++ {
+		m := &c.rec[c.scanned]
 		if m.Dir != wire.DirAgent {
 			continue
 		}
-		wantCount++
+		c.wantCount++
 		if m.IsResponse() && m.Peer >= 0 && !c.answered[string(c.rec[m.Peer].ID)] {
 			if err := c.waitFor(ctx, func() bool { return c.answered[string(c.rec[m.Peer].ID)] }, c.opts.Timeout); err != nil {
+				if err != ErrTimeout {
+					return err
+				}
 				c.note("timed out after %s waiting for the answer to %s [%s] (recorded #%d)", c.opts.Timeout, c.rec[m.Peer].Method, c.rec[m.Peer].ID, c.rec[m.Peer].Seq)
+				c.stalled = true
 				return nil
 			}
 		}
 	}
 	// Soft wait: position relative to what the agent sends.
+	wantCount := c.wantCount
 	for positional && c.agentSeen < wantCount && !c.eof {
 		quietFor := time.Since(c.lastRecv)
 		if quietFor >= c.opts.Settle {

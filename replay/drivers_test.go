@@ -251,3 +251,24 @@ func TestDiffTwoDemoRuns(t *testing.T) {
 		t.Errorf("one mutation produced %d differing entries:\n%s", n, buf.String())
 	}
 }
+
+func TestReplayClientTimeout(t *testing.T) {
+	rec := demoConv("s1", "end_turn", "hi")
+	toAgentR, toAgentW := io.Pipe()
+	toClientR, toClientW := io.Pipe()
+	go io.Copy(io.Discard, toAgentR) // an agent that reads and never answers
+	defer toClientW.Close()
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := RunClient(ctx, rec, toClientR, toAgentW, ClientOptions{Timeout: 200 * time.Millisecond, Settle: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("a silent agent held the replay for %v", took)
+	}
+	if res.Match() || res.Sent != 1 || len(res.Notes) != 2 || !strings.Contains(res.Notes[0], "timed out after 200ms waiting for the answer to initialize") {
+		t.Errorf("sent %d, notes %q", res.Sent, res.Notes)
+	}
+}
