@@ -22,6 +22,9 @@ import (
 const envGenerate = "ACPSCOPE_INSPECTOR_GENERATE"
 
 func TestMain(m *testing.M) {
+	if code, ok := runRole(); ok {
+		os.Exit(code)
+	}
 	if spec := os.Getenv(envGenerate); spec != "" {
 		path, n, _ := strings.Cut(spec, ":")
 		count, _ := strconv.Atoi(n)

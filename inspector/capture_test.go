@@ -18,16 +18,20 @@ type wireLine struct {
 // writeCapture records lines into a real capture file through the
 // Writer, as the proxy would, and returns its path.
 func writeCapture(tb testing.TB, dir, name string, lines []wireLine) string {
+	return writeCaptureAt(tb, dir, name, "test-agent", time.Unix(1_780_000_000, 0), lines)
+}
+
+func writeCaptureAt(tb testing.TB, dir, name, agent string, start time.Time, lines []wireLine) string {
 	tb.Helper()
 	path := filepath.Join(dir, name)
 	w, err := capture.Create(path, capture.WriterOptions{
 		NoSync: true, NoFeed: true,
-		Meta: capture.Meta{Agent: "test-agent", Transport: "stdio", Start: time.Unix(1_780_000_000, 0)},
+		Meta: capture.Meta{Agent: agent, Transport: "stdio", Start: start},
 	})
 	if err != nil {
 		tb.Fatalf("creating capture: %v", err)
 	}
-	t := time.Unix(1_780_000_000, 0).UnixNano()
+	t := start.UnixNano()
 	for _, l := range lines {
 		t += int64(10 * time.Millisecond)
 		w.Chunk(0, l.stream, t, []byte(l.line+"\n"))
@@ -58,12 +62,8 @@ func demoLines() []wireLine {
 }
 
 func TestRealCapture(t *testing.T) {
-	path := writeCapture(t, t.TempDir(), "demo.acpscope", demoLines())
-	src, err := capture.Open(path)
-	if err != nil {
-		t.Fatalf("opening the capture: %v", err)
-	}
-	h := startUI(t, Options{Path: path, source: src})
+	path := writeCapture(t, t.TempDir(), "demo"+capture.Ext, demoLines())
+	h := startUI(t, Options{Path: path})
 	h.resize(100, 50)
 	h.waitFor("demo.acpscope", "test-agent", "11 msgs", "update:tool_call_update", "agent: editing main.go")
 	h.typeKeys("jjjj")

@@ -140,7 +140,7 @@ func writeItem(w *lineWriter, it *protocol.Item) {
 		w.add(seq, "[fuchsia]plan:[-]")
 		if it.Plan != nil {
 			for _, e := range it.Plan.Entries {
-				w.wrap(seq, fmt.Sprintf("  [%s] ", esc(e.Status)), e.Content)
+				w.wrap(seq, "  "+esc("["+e.Status+"]")+" ", e.Content)
 			}
 		}
 	case protocol.ItemPermission:
@@ -197,6 +197,7 @@ func writeDiff(w *lineWriter, seq uint64, oldText, newText string) {
 				w.add(seq, "    [gray]… %d more lines[-]", len(lines)-most)
 				break
 			}
+			l = strings.ReplaceAll(l, "\t", "    ")
 			w.add(seq, "    [%s]%s %s[-]", color, sign, esc(clip(l, w.width-8)))
 		}
 	}
@@ -268,7 +269,8 @@ func (w *lineWriter) fillSeqs() {
 // wrap writes prefix (already tagged) and text (plain) over as many lines
 // as the width needs, indenting continuation lines.
 func (w *lineWriter) wrap(seq uint64, prefix, text string) {
-	plainPrefix := len([]rune(stripTags(prefix)))
+	text = strings.ReplaceAll(text, "\t", "    ")
+	plainPrefix := tview.TaggedStringWidth(prefix)
 	room := max(w.width-plainPrefix, 10)
 	lines := wrapText(text, room)
 	for i, l := range lines {
@@ -310,22 +312,6 @@ func wrapText(text string, n int) []string {
 		out = []string{""}
 	}
 	return out
-}
-
-func stripTags(s string) string {
-	var b strings.Builder
-	in := false
-	for _, c := range s {
-		switch {
-		case c == '[':
-			in = true
-		case c == ']' && in:
-			in = false
-		case !in:
-			b.WriteRune(c)
-		}
-	}
-	return b.String()
 }
 
 // showConversation opens the transcript page, built on a worker.

@@ -310,10 +310,10 @@ func (l *library) keys(ev *tcell.EventKey) *tcell.EventKey {
 	switch {
 	case ev.Key() == tcell.KeyEscape || ev.Key() == tcell.KeyRune && ev.Rune() == 'q':
 		l.a.quit()
-	case ev.Key() == tcell.KeyRune && ev.Rune() == 'j':
-		return tcell.NewEventKey(tcell.KeyDown, 0, tcell.ModNone)
-	case ev.Key() == tcell.KeyRune && ev.Rune() == 'k':
-		return tcell.NewEventKey(tcell.KeyUp, 0, tcell.ModNone)
+	case ev.Key() == tcell.KeyHome || ev.Key() == tcell.KeyRune && ev.Rune() == 'g':
+		l.selectEdge(false)
+	case ev.Key() == tcell.KeyEnd || ev.Key() == tcell.KeyRune && ev.Rune() == 'G':
+		l.selectEdge(true)
 	case ev.Key() == tcell.KeyRune && ev.Rune() == 'd':
 		l.askDelete()
 	case ev.Key() == tcell.KeyRune && ev.Rune() == 'R':
@@ -324,6 +324,24 @@ func (l *library) keys(ev *tcell.EventKey) *tcell.EventKey {
 		return ev
 	}
 	return nil
+}
+
+// selectEdge selects the first or the last node shown (tview's Home and
+// End only scroll a tree).
+func (l *library) selectEdge(last bool) {
+	kids := l.tree.GetRoot().GetChildren()
+	if len(kids) == 0 || kids[0].GetReference() == nil {
+		return
+	}
+	node := kids[0]
+	if last {
+		node = kids[len(kids)-1]
+		for node.IsExpanded() && len(node.GetChildren()) > 0 {
+			node = node.GetChildren()[len(node.GetChildren())-1]
+		}
+	}
+	l.tree.SetCurrentNode(node)
+	l.selected(node)
 }
 
 // askDelete asks before deleting the selected capture; live captures are
