@@ -131,6 +131,7 @@ func TestInterop(t *testing.T) {
 			checkNoComplaints(t, o)
 			tc.client.check(t, o.clientOut)
 			checkCapture(t, o, tc.agent.stderr)
+			checkLint(t, o)
 		})
 	}
 }
