@@ -95,9 +95,15 @@ func (ex *exchange) envelope(stream string, withHeaders http.Header) *wire.Envel
 }
 
 // recordRequest records the request body once it is complete (or cut).
+// It may run on the transport's goroutine while the handler's records
+// the response, so it reads only what never changes: the request.
 func (ex *exchange) recordRequest(b []byte, flags wire.Flags) {
-	env := ex.envelope(wire.StreamPOST, ex.req.Header)
-	env.Status = 0
+	h := ex.req.Header
+	env := &wire.Envelope{
+		Method: ex.req.Method, Path: ex.req.URL.Path, Stream: wire.StreamPOST,
+		ConnectionID: h.Get(HeaderConnectionID), SessionID: h.Get(HeaderSessionID),
+		Headers: envelopeHeaders(h),
+	}
 	ex.rec.Frame(ex.conn, wire.DirClient, now(), b, flags, env)
 }
 
