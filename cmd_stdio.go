@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -46,6 +47,12 @@ func runStdio(fs *flag.FlagSet, args []string) (int, error) {
 		name = agentName(args)
 	}
 	grace, _ := fs.GetDuration("grace")
+	// An agent that cannot be found gets its one line and no capture: the
+	// editor's log should hold the reason, not a notice about recording.
+	if _, err := exec.LookPath(args[0]); err != nil {
+		fmt.Fprintf(os.Stderr, "acpscope: %v\n", &proxy.StartError{Command: args[0], Err: errors.Unwrap(err)})
+		return proxy.ExitCannotStart, nil
+	}
 	w := openStdioCapture(fs, args, name)
 	cfg := proxy.StdioConfig{Argv: args, Grace: grace}
 	if w != nil {

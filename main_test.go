@@ -1,0 +1,241 @@
+package main
+
+// End-to-end tests of the acpscope binary as a user runs it: built from
+// the repository, run as a subprocess, talking to a real test agent.
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testagentBin is the repository's test agent, built once in TestMain.
+// acpscope itself is this test binary run again (see runAsMainEnv).
+var testagentBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "acpscope-main-test")
+	if err != nil {
+		panic(err)
+	}
+	testagentBin = filepath.Join(dir, "testagent")
+	if out, err := exec.Command("go", "build", "-o", testagentBin, "./internal/testagent").CombinedOutput(); err != nil {
+		panic("building the test agent: " + err.Error() + "\n" + string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// cliCommand is acpscope as a subprocess: this test binary in main mode.
+func cliCommand(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), runAsMainEnv+"=1")
+	return cmd
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// runCLI runs acpscope with stdin and returns what it printed.
+func runCLI(t *testing.T, stdin []byte, args ...string) result {
+	t.Helper()
+	cmd := cliCommand(args...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running acpscope %q: %v", args, err)
+	}
+	return result{out.String(), errOut.String(), code}
+}
+
+func TestDemoEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	demo := runCLI(t, nil, "demo", "--dir", dir, "--no-inspect", "--quiet-agent")
+	if demo.code != 0 {
+		t.Fatalf("demo exit %d: %s", demo.code, demo.stderr)
+	}
+	for _, want := range []string{"capture ", "exit 0", "0 lost", "session/prompt ×2", "end_turn"} {
+		if !strings.Contains(demo.stdout, want) {
+			t.Errorf("demo summary lacks %q:\n%s", want, demo.stdout)
+		}
+	}
+	ls := runCLI(t, nil, "ls", "--dir", dir)
+	if ls.code != 0 || strings.Count(ls.stdout, "\n") != 2 || !strings.Contains(ls.stdout, "acpscope-demo-agent") {
+		t.Errorf("ls should list the demo capture:\n%s%s", ls.stdout, ls.stderr)
+	}
+	// The capture is causal and clean: lint finds nothing in the demo.
+	lint := runCLI(t, nil, "lint", "--dir", dir, "latest")
+	if lint.code != 0 || !strings.Contains(lint.stdout, "0 errors, 0 warnings") {
+		t.Errorf("lint of the demo capture: exit %d\n%s%s", lint.code, lint.stdout, lint.stderr)
+	}
+	jsonl := runCLI(t, nil, "dump", "--dir", dir, "latest", "--format", "jsonl", "--filter", "method:session/prompt")
+	if n := strings.Count(jsonl.stdout, "\n"); n != 4 {
+		t.Errorf("filtered dump: %d lines, want 4 (two prompts and their responses):\n%s", n, jsonl.stdout)
+	}
+}
+
+// adversarialStream is what real editors and agents sometimes send:
+// invalid JSON, invalid UTF-8, CRLF, empty lines, batches, a large line,
+// binary garbage, and no final newline.
+func adversarialStream() []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}` + "\n")
+	b.WriteString("{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\r\n\n\n")
+	b.WriteString(`[{"jsonrpc":"2.0","id":2,"method":"a"},{"jsonrpc":"2.0","method":"b"}]` + "\n")
+	b.WriteString("{not json\n\xff\xfe invalid utf-8\nplain log line\n")
+	b.WriteString(`{"jsonrpc":"2.0","id":3,"method":"big","params":{"s":"` + strings.Repeat("é", 1<<19) + `"}}` + "\n")
+	garbage := make([]byte, 4096)
+	rand.New(rand.NewSource(1)).Read(garbage)
+	b.Write(garbage)
+	b.WriteString("\nno final newline")
+	return b.Bytes()
+}
+
+func TestStdioTransparencyThroughCLI(t *testing.T) {
+	dir := t.TempDir()
+	input := adversarialStream()
+	run := runCLI(t, input, "--dir", dir, "--quiet", "--", testagentBin, "echo")
+	if run.code != 0 {
+		t.Fatalf("exit %d: %s", run.code, run.stderr)
+	}
+	if run.stdout != string(input) {
+		t.Fatalf("the agent's echo came back changed: %d bytes in, %d out", len(input), len(run.stdout))
+	}
+	// What the capture holds, replayed raw, is what crossed the wire.
+	for _, dirName := range []string{"client", "agent"} {
+		raw := runCLI(t, nil, "dump", "--dir", dir, "latest", "--format", "raw", "--filter", "dir:"+dirName)
+		if raw.code != 0 || raw.stdout != string(input) {
+			t.Errorf("dump --format raw --filter dir:%s: exit %d, %d bytes, want the %d bytes sent\n%s",
+				dirName, raw.code, len(raw.stdout), len(input), raw.stderr)
+		}
+	}
+}
+
+func TestBadInputErrors(t *testing.T) {
+	dir := t.TempDir()
+	corrupt := filepath.Join(dir, "20260101T000000Z-broken-1.acpscope")
+	if err := os.WriteFile(corrupt, bytes.Repeat([]byte("not a capture "), 500), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"missing --", []string{"--dir", dir, testagentBin}, 2, "must follow '--'"},
+		{"agent not found", []string{"--dir", dir, "--", "no-such-agent-acpscope-test"}, 127, "no-such-agent-acpscope-test"},
+		{"unknown command", []string{"dumpp"}, 2, "unknown command"},
+		{"unknown capture", []string{"dump", "--dir", dir, "nosuchcapture"}, 1, "acpscope ls"},
+		{"corrupt capture", []string{"dump", "--dir", dir, corrupt}, 1, "corrupt"},
+		{"bad filter", []string{"dump", "--dir", dir, corrupt, "--filter", "method:x and (dir:client"}, 2, "bad --filter"},
+		{"bad format", []string{"dump", "--dir", dir, "--format", "xml"}, 2, "unknown --format"},
+		{"bad flag", []string{"ls", "--frobnicate"}, 2, "unknown flag"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, nil, tt.args...)
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.stderr) {
+				t.Errorf("acpscope %q: exit %d, stderr %q; want exit %d and %q", tt.args, r.code, r.stderr, tt.code, tt.stderr)
+			}
+			if r.code == 127 && strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+				t.Errorf("an agent that cannot start should get one line on stderr, got %q", r.stderr)
+			}
+		})
+	}
+	ls := runCLI(t, nil, "ls", "--dir", dir)
+	if ls.code != 0 || !strings.Contains(ls.stdout, "unreadable") {
+		t.Errorf("ls should list the corrupt capture as unreadable, got exit %d:\n%s%s", ls.code, ls.stdout, ls.stderr)
+	}
+}
+
+// TestTailFollowsLiveProxy runs a proxy whose editor side stays open and
+// checks that tail prints each message while the proxy runs, then stops
+// when it finishes.
+func TestTailFollowsLiveProxy(t *testing.T) {
+	dir := t.TempDir()
+	proxy := cliCommand("--dir", dir, "--quiet", "--", testagentBin, "echo")
+	editor, err := proxy.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy.Stdout = io.Discard
+	if err := proxy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Process.Kill()
+	send := func(line string) {
+		if _, err := io.WriteString(editor, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"first"}`)
+	waitFor(t, func() bool { return runCLI(t, nil, "ls", "--dir", dir).stdout != "" })
+
+	tail := cliCommand("tail", "--dir", dir, "-n", "0", "--format", "jsonl", "--filter", "dir:client")
+	tailOut, err := tail.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tail.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 16)
+	go func() { // reader; ends when tail exits
+		sc := bufio.NewScanner(tailOut)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	time.Sleep(200 * time.Millisecond) // let tail connect before the next message
+	send(`{"jsonrpc":"2.0","id":2,"method":"second"}`)
+	select {
+	case line := <-lines:
+		if !strings.Contains(line, `"method":"second"`) {
+			t.Errorf("tail printed %q, want the second message", line)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("tail printed nothing for a message sent through a live proxy")
+	}
+	editor.Close()
+	if err := proxy.Wait(); err != nil {
+		t.Fatalf("proxy: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- tail.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("tail exited with %v when the proxy finished", err)
+		}
+	case <-time.After(10 * time.Second):
+		tail.Process.Kill()
+		t.Fatal("tail kept running after the proxy finished")
+	}
+}
+
+func waitFor(t *testing.T, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if ok() {
+			return
+		}
+	}
+	t.Fatal("condition not met within 10s")
+}
