@@ -249,6 +249,11 @@ func (a *agentRun) consume(m *Message, cand candidate) error {
 	if m.IsRequest() {
 		a.res.Served++
 	}
+	// Identifiers the client chose (session/load's sessionId, …) replace
+	// the recorded ones in what we send from now on.
+	for _, b := range a.binder.Learn(a.rec[i].Body, m.Body) {
+		fmt.Fprintf(a.opts.Log, "replay: rebinding %s %q → %q\n", b.Path, b.Old, b.New)
+	}
 	if len(cand.changes) > 0 {
 		fmt.Fprintf(a.opts.Log, "replay: %s [%s] matched recorded #%d with %d differences (first: %s)\n",
 			m.Method, m.ID, a.rec[i].Seq, len(cand.changes), cand.changes[0])

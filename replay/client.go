@@ -290,7 +290,10 @@ func (c *clientRun) answer(m *Message) error {
 	}
 	c.usedAgentReq[cand.index] = true
 	r := &c.rec[cand.index]
-	c.learn(r.Body, m.Body)
+	for _, b := range c.binder.LearnIf(r.Body, m.Body, notSessionID) {
+		c.res.Bindings = append(c.res.Bindings, b)
+		fmt.Fprintf(c.opts.Log, "replay: rebinding %s %q → %q\n", b.Path, b.Old, b.New)
+	}
 	if len(cand.changes) > 0 {
 		c.note("answered %s [%s] from the nearest recorded request #%d (%d params differ: %s)", m.Method, m.ID, r.Seq, len(cand.changes), cand.changes[0])
 	}

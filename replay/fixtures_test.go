@@ -214,3 +214,28 @@ func TestReplayAsAgentSpeed(t *testing.T) {
 		cancel()
 	}
 }
+
+// TestReplayAsAgentFollowsClientSessionID: a client that loads a session
+// under its own id gets the recorded replay under that id.
+func TestReplayAsAgentFollowsClientSessionID(t *testing.T) {
+	rec := conv(
+		`c {"jsonrpc":"2.0","id":1,"method":"session/load","params":{"sessionId":"rec-sess","cwd":"/w","mcpServers":[]}}`,
+		`a {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"rec-sess","update":{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"old"}}}}`,
+		`a {"jsonrpc":"2.0","id":1,"result":{}}`,
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	toAgentR, toAgentW := io.Pipe()
+	toClientR, toClientW := io.Pipe()
+	go func() { // the replaying agent
+		RunAgent(ctx, rec, toAgentR, toClientW, AgentOptions{})
+		toClientW.Close()
+	}()
+	client := newPeer(toClientR, toAgentW, wire.DirAgent, nil)
+	client.send([]byte(`{"jsonrpc":"2.0","id":7,"method":"session/load","params":{"sessionId":"mine","cwd":"/w","mcpServers":[]}}`))
+	update, resp := <-client.in, <-client.in
+	if update.Session != "mine" || string(resp.ID) != "7" {
+		t.Errorf("replayed %s then %s", update.Body, resp.Body)
+	}
+	toAgentW.Close()
+}

@@ -57,6 +57,9 @@ func nearest(rec []Message, live *Message, usable func(int) bool, mapOld func(st
 		}
 		ch := diffParams(r.Body, live.Body, mapOld)
 		score := len(ch)
+		if r.Session != "" && live.Session != "" && mapOld(r.Session) != live.Session {
+			score += 100 // another session's request: only when nothing closer exists
+		}
 		if r.Method != live.Method {
 			score += 1000 + methodDistance(r.Method, live.Method)
 		}
