@@ -41,6 +41,24 @@ var (
 	}
 )
 
+// demoClientAll exercises every path of the demo peers (cancel, load,
+// two sessions, an MCP server with a secret), so that the official
+// schema and lint see all of what they send.
+var demoClientAll = clientPeer{
+	name: "demo-client-all-paths",
+	argv: func(t *testing.T) []string {
+		goTools(t)
+		return []string{tools.acpscope, "demo-client", "--cancel", "--load", "--mcp-secret", "--sessions", "2", "--"}
+	},
+	check: func(t *testing.T, stdout string) {
+		for _, want := range []string{"→ end_turn", "→ cancelled", "session/load replayed"} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("the demo client's summary lacks %q:\n%s", want, stdout)
+			}
+		}
+	},
+}
+
 // The agents, each run behind the proxy.
 var (
 	goSDKAgent = agentPeer{
@@ -116,6 +134,7 @@ func TestInterop(t *testing.T) {
 		{tsClient, demoAgent},
 		{demoClient, goSDKAgent},
 		{demoClient, tsAgent},
+		{demoClientAll, demoAgent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.client.name+"→"+tc.agent.name, func(t *testing.T) {
