@@ -73,6 +73,7 @@ func RunAgent(ctx context.Context, rec []Message, clientOut io.Reader, clientIn 
 		consumed: map[int]bool{}, skipped: map[int]bool{}, liveID: map[int][]byte{},
 		answers: map[string]*Message{}, lastAt: time.Now(),
 	}
+	defer a.p.close()
 	if err := a.run(ctx); err != nil {
 		return &a.res, err
 	}

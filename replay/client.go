@@ -89,6 +89,7 @@ func RunClient(ctx context.Context, rec []Message, agentOut io.Reader, agentIn i
 		answered: map[string]bool{}, usedAgentReq: map[int]bool{}, notifCursor: map[string]int{},
 		lastRecv: time.Now(), lastSent: -1,
 	}
+	defer c.p.close()
 	err := c.run(ctx)
 	agentIn.Close()
 	c.drain(ctx)

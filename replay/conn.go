@@ -19,7 +19,8 @@ type Tap func(dir wire.Dir, t int64, line []byte)
 // peer is the live side of a replay: lines read from it arrive on in,
 // lines written go out through write.
 type peer struct {
-	in      chan Message // closed when the peer's output ends
+	in      chan Message  // closed when the peer's output ends
+	stop    chan struct{} // closed by the driver when it is done
 	out     io.Writer
 	outMu   sync.Mutex
 	dir     wire.Dir // the direction of what the peer sends
@@ -30,9 +31,10 @@ type peer struct {
 }
 
 // newPeer starts the reader goroutine ("replay reader"): it reads lines
-// from r until EOF or a read error, and ends then. Closing r stops it.
+// from r until EOF or a read error, or until close is called and it next
+// has a line to deliver. A reader blocked in Read ends when r is closed.
 func newPeer(r io.Reader, w io.Writer, dir wire.Dir, tap Tap) *peer {
-	p := &peer{in: make(chan Message, 64), out: w, dir: dir, tap: tap}
+	p := &peer{in: make(chan Message, 64), stop: make(chan struct{}), out: w, dir: dir, tap: tap}
 	go p.read(r)
 	return p
 }
@@ -52,7 +54,11 @@ func (p *peer) read(r io.Reader) {
 			for _, m := range Split(0, now, p.dir, bytes.TrimSuffix(body, []byte("\r"))) {
 				seq++
 				m.Seq = seq
-				p.in <- m
+				select {
+				case p.in <- m:
+				case <-p.stop:
+					return
+				}
 			}
 		}
 		if err != nil {
@@ -63,6 +69,9 @@ func (p *peer) read(r io.Reader) {
 		}
 	}
 }
+
+// close tells the reader that nobody takes its lines any more.
+func (p *peer) close() { close(p.stop) }
 
 // send writes one message as a line.
 func (p *peer) send(body []byte) error {

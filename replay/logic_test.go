@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -228,4 +229,23 @@ func TestDiffConversationsGolden(t *testing.T) {
 	if same := DiffConversations(a, a, CompareOptions{Ignore: Ignore(DefaultIgnore)}, false); !same.Same() {
 		t.Error("a conversation differs from itself")
 	}
+}
+
+// FuzzBinderApply: rebinding edits only string values, leaves valid JSON
+// valid, and changes nothing when no learned id occurs.
+func FuzzBinderApply(f *testing.F) {
+	f.Add([]byte(`{"id":"s1","params":{"sessionId":"s1","x":["s1",{"t":"s1"}]}}`))
+	f.Add([]byte(`["s1", 1, null, "s\u0031"]`))
+	f.Add([]byte(`"s1"`))
+	b := NewBinder()
+	b.Set("s1", `new "quoted" <id>`)
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		out := b.Apply(doc)
+		if json.Valid(doc) && !json.Valid(out) {
+			t.Fatalf("invalid JSON after rebinding: %q -> %q", doc, out)
+		}
+		if !bytes.Contains(doc, []byte("s")) && !bytes.Equal(doc, out) {
+			t.Fatalf("changed a document without the id: %q -> %q", doc, out)
+		}
+	})
 }
