@@ -2,6 +2,7 @@ package inspector
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/internal/demo"
 	"github.com/acpscope/acpscope/proxy"
+	"github.com/gdamore/tcell/v2"
 )
 
 // The test binary plays two more parts, chosen by envRole: the demo agent
@@ -60,8 +62,16 @@ func runProxy(path string) int {
 	return res.Exit.Code
 }
 
-func TestFollowRealProxy(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "live"+capture.Ext)
+// proxyProcess is a recording proxy running the demo agent.
+type proxyProcess struct {
+	cmd       *exec.Cmd
+	toAgent   io.WriteCloser
+	fromAgent io.ReadCloser
+}
+
+// startProxy starts the proxy writing path and waits for its feed.
+func startProxy(t *testing.T, path string) *proxyProcess {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envRole+"=proxy", envCapture+"="+path)
 	cmd.Stderr = os.Stderr
@@ -81,6 +91,13 @@ func TestFollowRealProxy(t *testing.T) {
 		cmd.Wait()
 	})
 	waitForFeed(t, path)
+	return &proxyProcess{cmd: cmd, toAgent: toAgent, fromAgent: fromAgent}
+}
+
+func TestFollowRealProxy(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "live"+capture.Ext)
+	p := startProxy(t, path)
+	cmd, toAgent, fromAgent := p.cmd, p.toAgent, p.fromAgent
 
 	h := startUI(t, Options{Path: path})
 	h.resize(100, 40)
@@ -135,4 +152,23 @@ func waitForFeed(t *testing.T, path string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+func TestLibraryLiveCapture(t *testing.T) {
+	dir := t.TempDir()
+	p := startProxy(t, filepath.Join(dir, "running"+capture.Ext))
+	h := startUI(t, Options{Dir: dir})
+	h.resize(120, 30)
+	h.waitFor("demo", "● live")
+	// A live capture is not deleted: its proxy is still writing it.
+	h.typeKeys("d")
+	h.waitFor("this capture is live")
+	// Enter follows it through the feed; the agent's exit shows.
+	h.key(tcell.KeyEnter)
+	h.waitFor("running"+capture.Ext, "● live", "follow")
+	p.toAgent.Close()
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("proxy: %v", err)
+	}
+	h.waitFor("finished", "the proxy finished")
 }

@@ -3,6 +3,8 @@ package inspector
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -361,5 +363,37 @@ func TestNoTerminal(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "acpscope dump") {
 		t.Fatalf("the error does not say what to do instead: %v", err)
+	}
+}
+
+func TestCopyAndSave(t *testing.T) {
+	src := demoSource()
+	h := startUI(t, Options{source: src})
+	h.waitFor("#1 pretty")
+	h.typeKeys("jjjj") // #5
+	h.waitFor("#5 pretty")
+	h.typeKeys("y")
+	h.waitFor("copied #5")
+	want, _ := src.Body(5)
+	if got := h.sim.GetClipboardData(); string(got) != string(want) {
+		t.Fatalf("clipboard holds %q, want the exact bytes %q", got, want)
+	}
+
+	path := filepath.Join(t.TempDir(), "msg.json")
+	h.typeKeys("w")
+	h.waitFor("save to: acpscope-msg-5.json")
+	h.key(tcell.KeyCtrlU)
+	h.typeKeys(path)
+	h.key(tcell.KeyEnter)
+	h.waitFor("saved #5 to")
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want)+"\n" {
+		t.Fatalf("saved %q, want the wire line %q", got, string(want)+"\n")
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("saved with mode %v, want 0600 (messages may hold secrets)", fi.Mode().Perm())
 	}
 }
