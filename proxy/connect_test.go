@@ -268,18 +268,19 @@ func firstDiff(want, got []byte) string {
 func TestConnectGoose(t *testing.T) {
 	up := newFakeUpstream(t)
 	srv := startServer(t, protoH1, up)
-	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}` + "\n" +
-		`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{}}` + "\n"
 	stdinR, stdinW := io.Pipe()
 	var out tap
 	done := make(chan error, 1)
 	go func() {
 		done <- Connect(context.Background(), ConnectOptions{URL: srv.URL + "/goose", Stdin: stdinR, Stdout: &out})
 	}()
-	io.WriteString(stdinW, in)
-	// The two data lines of each reply become one stdout line.
-	want := `{"jsonrpc":"2.0","method":"notice"}` + "\n" + `{"jsonrpc":"2.0", "id":1,"result":{}}` + "\n" +
-		`{"jsonrpc":"2.0","method":"notice"}` + "\n" + `{"jsonrpc":"2.0", "id":2,"result":{}}` + "\n"
+	// The two data lines of each reply become one stdout line. Like an
+	// editor, the test waits for each reply before the next request.
+	first := `{"jsonrpc":"2.0","method":"notice"}` + "\n" + `{"jsonrpc":"2.0", "id":1,"result":{}}` + "\n"
+	want := first + `{"jsonrpc":"2.0","method":"notice"}` + "\n" + `{"jsonrpc":"2.0", "id":2,"result":{}}` + "\n"
+	io.WriteString(stdinW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`+"\n")
+	waitFor(t, func() bool { return len(out.bytes()) >= len(first) })
+	io.WriteString(stdinW, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{}}`+"\n")
 	waitFor(t, func() bool { return len(out.bytes()) >= len(want) })
 	stdinW.Close()
 	if err := <-done; err != nil {
