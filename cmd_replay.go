@@ -159,7 +159,7 @@ func openReplayCapture(fs *flag.FlagSet, of string, argv []string) *capture.Writ
 		return nil
 	}
 	path, _ := fs.GetString("capture")
-	agent := filepath.Base(argv[0])
+	agent := agentName(argv)
 	var err error
 	if path == "" {
 		dir, _ := fs.GetString("dir")

@@ -99,6 +99,9 @@ func importCapture(src, dst string) (ImportResult, error) {
 		meta.Notes[k] = v
 	}
 	meta.Notes["originalTransport"] = orig
+	if !meta.End.IsZero() {
+		meta.Notes["originalEnd"] = meta.End.UTC().Format(time.RFC3339Nano)
+	}
 	meta.Transport = "import"
 	meta.End = time.Time{}
 	w, err := Create(dst, WriterOptions{Meta: meta, NoFeed: true, QueueBytes: 256 << 20})
