@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -400,4 +401,53 @@ func processLive(pid int) bool {
 	}
 	i := bytes.LastIndexByte(b, ')')
 	return i > 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X'
+}
+
+// TestStdioContextCancel: cancelling the caller's context stops the agent
+// through the ladder.
+func TestStdioContextCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	inR, _ := mustPipe(t)
+	done := make(chan Result, 1)
+	go func() {
+		res, _ := Stdio(ctx, StdioConfig{Argv: agentArgv("ignore-eof"), Stdin: inR, Stdout: &lockedBuffer{}, Stderr: &lockedBuffer{},
+			Grace: 100 * time.Millisecond, Signals: make(chan os.Signal)})
+		done <- res
+	}()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	select {
+	case res := <-done:
+		if res.First != EndContext || res.Exit.Code != 128+15 {
+			t.Errorf("result %+v, want context first and SIGTERM death", res)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("proxy still running after its context was cancelled")
+	}
+}
+
+// TestStdioACPConversation holds a short ACP conversation with the test
+// agent through the proxy and checks both what the client received and
+// what was recorded each way.
+func TestStdioACPConversation(t *testing.T) {
+	requests := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"sess-1","prompt":[{"type":"text","text":"hi"}]}}` + "\n"
+	want := `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":false},"authMethods":[]}}` + "\n" +
+		`{"jsonrpc":"2.0","id":1,"result":{"sessionId":"sess-1"}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess-1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hello"}}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess-1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":", world"}}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}` + "\n"
+	p := startProxy(t, StdioConfig{}, "acp")
+	p.stdin.Write([]byte(requests))
+	p.stdin.Close()
+	res := p.wait(t, 10*time.Second)
+	if res.Exit.Code != 0 {
+		t.Errorf("result %+v", res)
+	}
+	if msg := p.out.diff([]byte(want)); msg != "" {
+		t.Errorf("client received: %s\n%s", msg, p.out.head)
+	}
+	p.rec.check(t, capture.StreamClient, []byte(requests))
+	p.rec.check(t, capture.StreamAgent, []byte(want))
 }
