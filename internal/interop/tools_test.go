@@ -42,22 +42,20 @@ func goTools(t *testing.T) {
 		if toolsErr != nil {
 			return
 		}
-		tools.acpscope = filepath.Join(toolsDir, "acpscope")
-		tools.goAgent = filepath.Join(toolsDir, "go-sdk-agent")
-		tools.goClient = filepath.Join(toolsDir, "go-sdk-client")
-		for _, b := range []struct{ out, pkg string }{
-			{tools.acpscope, "github.com/acpscope/acpscope"},
-			// The SDK's examples are package main programs inside a module
-			// we require, so they build from the module cache as is.
-			{tools.goAgent, "github.com/coder/acp-go-sdk/example/agent"},
-			{tools.goClient, "github.com/coder/acp-go-sdk/example/client"},
-		} {
-			out, err := exec.Command("go", "build", "-o", b.out, b.pkg).CombinedOutput()
-			if err != nil {
-				toolsErr = fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
-				return
-			}
+		// One go build for all three: it links them in parallel. The SDK's
+		// examples are package main programs inside a module we require,
+		// so they build from the module cache as they are; -o DIR names
+		// each binary after its package's last element.
+		pkgs := []string{"github.com/acpscope/acpscope",
+			"github.com/coder/acp-go-sdk/example/agent", "github.com/coder/acp-go-sdk/example/client"}
+		out, err := exec.Command("go", append([]string{"build", "-o", toolsDir + "/"}, pkgs...)...).CombinedOutput()
+		if err != nil {
+			toolsErr = fmt.Errorf("go build %s: %v\n%s", strings.Join(pkgs, " "), err, out)
+			return
 		}
+		tools.acpscope = filepath.Join(toolsDir, "acpscope")
+		tools.goAgent = filepath.Join(toolsDir, "agent")
+		tools.goClient = filepath.Join(toolsDir, "client")
 	})
 	if toolsErr != nil {
 		t.Fatal(toolsErr)
