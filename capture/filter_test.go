@@ -160,6 +160,8 @@ func TestFilterMatch(t *testing.T) {
 		{"latency>5", []uint64{4, 5}},
 		{"hello", []uint64{1}},
 		{"HELLO", []uint64{1}},
+		{"wOrLd", []uint64{1}},
+		{"héllo", nil},
 		{`"Hello World"`, []uint64{1}},
 		{`"hello world"`, nil},
 		{"boom", []uint64{6}},
