@@ -76,7 +76,7 @@ func run(t *testing.T, cl clientPeer, ag agentPeer) *outcome {
 	t.Helper()
 	goTools(t)
 	dir := t.TempDir()
-	sockDir, err := os.MkdirTemp("", "ai") // short: unix socket paths are limited to ~100 bytes
+	sockDir, err := os.MkdirTemp("", "acps") // short: unix socket paths are limited to ~100 bytes
 	if err != nil {
 		t.Fatal(err)
 	}
