@@ -60,7 +60,7 @@ func runConnect(fs *flag.FlagSet, args []string) (int, error) {
 	default:
 		return 2, usageErrorf("%q: the scheme must be http, https, ws or wss", args[0])
 	}
-	meta := newMeta(transport, name, os.Args[1:])
+	meta := newMeta(transport, name, redactArgs(os.Args[1:]))
 	meta.Upstream = args[0]
 	w := openNetCapture(fs, meta)
 	opts := proxy.ConnectOptions{URL: args[0], Stdin: os.Stdin, Stdout: os.Stdout}

@@ -87,7 +87,7 @@ func runProxy(fs *flag.FlagSet, args []string) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	meta := newMeta("http", name, os.Args[1:])
+	meta := newMeta("http", name, redactArgs(os.Args[1:]))
 	meta.Upstream, meta.Listen = upstream, l.Addr().String()
 	w := openNetCapture(fs, meta)
 	if w != nil {
@@ -132,6 +132,23 @@ func hostName(raw string) string {
 		return strings.ReplaceAll(u.Host, ":", "-")
 	}
 	return "remote"
+}
+
+// redactArgs returns argv with the value of --auth-token hidden, for the
+// capture's metadata: no credential is ever stored in clear.
+func redactArgs(argv []string) []string {
+	out := append([]string(nil), argv...)
+	for i, a := range out {
+		switch {
+		case a == "--":
+			return out // the agent's own arguments follow
+		case a == "--auth-token" && i+1 < len(out):
+			out[i+1] = "<redacted>"
+		case strings.HasPrefix(a, "--auth-token="):
+			out[i] = "--auth-token=<redacted>"
+		}
+	}
+	return out
 }
 
 // openNetCapture starts recording for proxy, serve and connect. A capture

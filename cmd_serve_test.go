@@ -54,20 +54,34 @@ func startServeCmd(t *testing.T, capturePath string, extra ...string) (*exec.Cmd
 func TestCmdServeConnect(t *testing.T) {
 	dir := t.TempDir()
 	servePath := filepath.Join(dir, "serve.acpscope")
-	serve, url := startServeCmd(t, servePath)
+	const token = "tok-abc123"
+	serve, url := startServeCmd(t, servePath, "--auth-token", token)
 	for _, u := range []string{url, "ws" + strings.TrimPrefix(url, "http")} {
 		connectPath := filepath.Join(dir, strings.SplitN(u, ":", 2)[0]+".acpscope")
-		stdout, stderr, code := acpscope(t, "demo-client", "--load", "--", self(), "connect", "--capture", connectPath, u)
+		stdout, stderr, code := acpscope(t, "demo-client", "--load", "--", self(), "connect", "--auth-token", token, "--capture", connectPath, u)
 		if code != 0 || !strings.Contains(stdout, "session/load replayed") {
 			t.Fatalf("demo client over %s: exit %d\n%s\n%s", u, code, stdout, stderr)
 		}
 		checkNetCapture(t, connectPath, "", u)
+		noSecret(t, connectPath, token)
 	}
 	serve.Process.Signal(syscall.SIGINT)
 	if err := serve.Wait(); err != nil {
 		t.Fatalf("serve after SIGINT: %v", err)
 	}
 	checkNetCapture(t, servePath, strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/acp"), "")
+	noSecret(t, servePath, token)
+}
+
+func noSecret(t *testing.T, path, secret string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), secret) {
+		t.Errorf("%s holds the token in clear", filepath.Base(path))
+	}
 }
 
 func checkNetCapture(t *testing.T, path, listen, upstream string) {
