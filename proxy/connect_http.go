@@ -126,6 +126,9 @@ func (h *httpBridge) send(line []byte) error {
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	h.record(connectConn, wire.DirClient, line, 0, h.envelope(req, wire.StreamPOST, 0, req.Header))
 	resp, err := h.client.Do(req)
+	if err != nil && h.needsConnection() {
+		return fmt.Errorf("%w: cannot reach %s: %v; check that the server runs and the URL is right", ErrConnectionLost, h.url, err)
+	}
 	if err != nil {
 		return lostf("POST to %s failed: %v", h.url, err)
 	}

@@ -96,7 +96,7 @@ func (b *bridge) runWS(ctx context.Context) error {
 // own words when it answered.
 func (b *bridge) dialError(resp *http.Response, err error) error {
 	if resp == nil {
-		return fmt.Errorf("connecting to %s: %w", b.url, err)
+		return fmt.Errorf("connecting to %s: %w; check that the server runs and the URL is right", b.url, err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
