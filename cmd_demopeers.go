@@ -107,7 +107,9 @@ func runDemoClient(fs *flag.FlagSet, args []string) (int, error) {
 	} else {
 		sum, err = demo.RunClient(ctx, os.Stdin, os.Stdout, opts)
 	}
-	fmt.Fprint(out, sum.String())
+	if sum.ProtocolVersion != 0 { // initialize got through: there is something to tell
+		fmt.Fprint(out, sum.String())
+	}
 	if err != nil {
 		return 1, err
 	}
