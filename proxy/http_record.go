@@ -36,14 +36,14 @@ type FrameRecorder interface {
 	Frame(conn uint32, dir wire.Dir, t int64, b []byte, flags wire.Flags, env *wire.Envelope)
 }
 
-// nopRecorder records nothing (--no-capture).
-type nopRecorder struct{}
+// discardFrames records nothing (--no-capture).
+type discardFrames struct{}
 
-func (nopRecorder) Frame(uint32, wire.Dir, int64, []byte, wire.Flags, *wire.Envelope) {}
+func (discardFrames) Frame(uint32, wire.Dir, int64, []byte, wire.Flags, *wire.Envelope) {}
 
 func recorderOrNop(r FrameRecorder) FrameRecorder {
 	if r == nil {
-		return nopRecorder{}
+		return discardFrames{}
 	}
 	return r
 }
