@@ -56,7 +56,7 @@ func (d *SSEDecoder) Push(chunk []byte, emit func(*SSEEvent)) {
 		}
 	}
 	for len(chunk) > 0 {
-		end := bytes.IndexAny(chunk, "\r\n")
+		end := lineEnd(chunk)
 		if end < 0 {
 			d.line = append(d.line, chunk...)
 			return
@@ -199,7 +199,7 @@ func AppendSSEEvent(dst []byte, id string, data []byte) []byte {
 	}
 	for {
 		dst = append(dst, "data: "...)
-		end := bytes.IndexAny(data, "\r\n")
+		end := lineEnd(data)
 		if end < 0 {
 			dst = append(dst, data...)
 			break
@@ -212,6 +212,21 @@ func AppendSSEEvent(dst []byte, id string, data []byte) []byte {
 		data = data[end+1:]
 	}
 	return append(dst, "\n\n"...)
+}
+
+// lineEnd returns the index of the first "\r" or "\n" in b, or -1. Two
+// IndexByte scans (vectorised) beat bytes.IndexAny on long lines, which
+// is what big events are.
+func lineEnd(b []byte) int {
+	lf := bytes.IndexByte(b, '\n')
+	head := b
+	if lf >= 0 {
+		head = b[:lf]
+	}
+	if cr := bytes.IndexByte(head, '\r'); cr >= 0 {
+		return cr
+	}
+	return lf
 }
 
 // AppendSSEComment encodes a comment line, as used for keep-alives.
