@@ -29,9 +29,10 @@ type CompareOptions struct {
 	Learn  bool
 }
 
-// alignLimit bounds the alignment table (cells); beyond it, the middle
+// maxEdits bounds the alignment: Myers' algorithm costs O((N+M)·D) time
+// and O(D²) memory for D insertions and deletions. Beyond it, the middle
 // part is matched position by position.
-const alignLimit = 16 << 20
+const maxEdits = 2000
 
 // Align pairs the items of a and b by a longest common subsequence of
 // their keys. It returns index pairs in order; -1 marks a gap.
@@ -54,47 +55,87 @@ func Align(a, b []Item) [][2]int {
 }
 
 func alignMiddle(a, b []Item, off int) [][2]int {
-	n, m := len(a), len(b)
-	if n*m > alignLimit {
+	pairs, ok := myers(keys(a), keys(b), maxEdits)
+	if !ok {
 		return alignByPosition(a, b, off)
 	}
-	ka, kb := keys(a), keys(b)
-	// lcs[i][j] = LCS length of a[i:], b[j:]
-	lcs := make([][]int32, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int32, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if ka[i] == kb[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+	for i := range pairs {
+		for s := 0; s < 2; s++ {
+			if pairs[i][s] >= 0 {
+				pairs[i][s] += off
 			}
 		}
 	}
-	var out [][2]int
-	i, j := 0, 0
-	for i < n && j < m {
-		switch {
-		case ka[i] == kb[j]:
-			out = append(out, [2]int{off + i, off + j})
-			i, j = i+1, j+1
-		case lcs[i+1][j] >= lcs[i][j+1]:
-			out = append(out, [2]int{off + i, -1})
-			i++
-		default:
-			out = append(out, [2]int{-1, off + j})
-			j++
+	return pairs
+}
+
+// myers finds a shortest edit script between ka and kb (Myers 1986, the
+// greedy forward algorithm) and returns it as index pairs, -1 marking a
+// gap. It gives up (false) beyond maxD edits.
+func myers(ka, kb []string, maxD int) ([][2]int, bool) {
+	n, m := len(ka), len(kb)
+	off := n + m + 1
+	v := make([]int32, 2*off+1)
+	var trace [][]int32 // trace[d][k+d]: furthest x on diagonal k after step d
+	for d := 0; d <= n+m; d++ {
+		if d > maxD {
+			return nil, false
 		}
+		for k := -d; k <= d; k += 2 {
+			var x int
+			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
+				x = int(v[off+k+1]) // down: an insertion
+			} else {
+				x = int(v[off+k-1]) + 1 // right: a deletion
+			}
+			y := x - k
+			for x < n && y < m && ka[x] == kb[y] {
+				x, y = x+1, y+1
+			}
+			v[off+k] = int32(x)
+			if x >= n && y >= m {
+				trace = append(trace, append([]int32(nil), v[off-d:off+d+1]...))
+				return backtrack(trace, n, m), true
+			}
+		}
+		trace = append(trace, append([]int32(nil), v[off-d:off+d+1]...))
 	}
-	for ; i < n; i++ {
-		out = append(out, [2]int{off + i, -1})
+	return backtrack(trace, n, m), true
+}
+
+// backtrack walks the trace from (n, m) back to (0, 0).
+func backtrack(trace [][]int32, n, m int) [][2]int {
+	var rev [][2]int
+	x, y := n, m
+	for d := len(trace) - 1; d > 0; d-- {
+		prev := trace[d-1]
+		at := func(k int) int { return int(prev[k+d-1]) }
+		k := x - y
+		prevK := k - 1
+		if k == -d || (k != d && at(k-1) < at(k+1)) {
+			prevK = k + 1
+		}
+		prevX := at(prevK)
+		prevY := prevX - prevK
+		for x > prevX && y > prevY {
+			x, y = x-1, y-1
+			rev = append(rev, [2]int{x, y})
+		}
+		if x == prevX {
+			rev = append(rev, [2]int{-1, prevY})
+		} else {
+			rev = append(rev, [2]int{prevX, -1})
+		}
+		x, y = prevX, prevY
 	}
-	for ; j < m; j++ {
-		out = append(out, [2]int{-1, off + j})
+	for x > 0 && y > 0 {
+		x, y = x-1, y-1
+		rev = append(rev, [2]int{x, y})
 	}
-	return out
+	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
+		rev[i], rev[j] = rev[j], rev[i]
+	}
+	return rev
 }
 
 func alignByPosition(a, b []Item, off int) [][2]int {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acpscope/acpscope/wire"
 )
@@ -248,4 +249,100 @@ func FuzzBinderApply(f *testing.F) {
 			t.Fatalf("changed a document without the id: %q -> %q", doc, out)
 		}
 	})
+}
+
+func TestMyersAlignment(t *testing.T) {
+	tests := []struct{ a, b string }{
+		{"", ""}, {"abc", ""}, {"", "abc"}, {"abc", "abc"}, {"abcabba", "cbabac"},
+		{"axbxc", "abc"}, {"abc", "axbxc"}, {"aaaa", "aa"}, {"xyz", "abc"},
+	}
+	for _, tt := range tests {
+		ka, kb := strings.Split(tt.a, ""), strings.Split(tt.b, "")
+		if tt.a == "" {
+			ka = nil
+		}
+		if tt.b == "" {
+			kb = nil
+		}
+		pairs, ok := myers(ka, kb, 100)
+		if !ok {
+			t.Fatalf("%q/%q: gave up", tt.a, tt.b)
+		}
+		// Every index appears once, in order; matches are equal keys; the
+		// number of matches is the LCS length.
+		ia, ib, matches := 0, 0, 0
+		for _, p := range pairs {
+			if p[0] >= 0 {
+				if p[0] != ia {
+					t.Fatalf("%q/%q: a index %d out of order in %v", tt.a, tt.b, p[0], pairs)
+				}
+				ia++
+			}
+			if p[1] >= 0 {
+				if p[1] != ib {
+					t.Fatalf("%q/%q: b index %d out of order in %v", tt.a, tt.b, p[1], pairs)
+				}
+				ib++
+			}
+			if p[0] >= 0 && p[1] >= 0 {
+				if ka[p[0]] != kb[p[1]] {
+					t.Fatalf("%q/%q: matched unequal keys in %v", tt.a, tt.b, pairs)
+				}
+				matches++
+			}
+		}
+		if ia != len(ka) || ib != len(kb) || matches != lcsLen(ka, kb) {
+			t.Errorf("%q/%q: covered %d/%d %d/%d, %d matches want %d", tt.a, tt.b, ia, len(ka), ib, len(kb), matches, lcsLen(ka, kb))
+		}
+	}
+	if _, ok := myers(strings.Split("abcdefgh", ""), strings.Split("stuvwxyz", ""), 3); ok {
+		t.Error("did not give up beyond maxD")
+	}
+}
+
+func lcsLen(a, b []string) int {
+	dp := make([][]int, len(a)+1)
+	for i := range dp {
+		dp[i] = make([]int, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				dp[i][j] = dp[i+1][j+1] + 1
+			} else {
+				dp[i][j] = max(dp[i+1][j], dp[i][j+1])
+			}
+		}
+	}
+	return dp[0][0]
+}
+
+func TestAlignLargeWithTwoChanges(t *testing.T) {
+	methods := []string{"session/update", "fs/read_text_file", "terminal/output"}
+	mk := func(n int, extraAt int) []Item {
+		var items []Item
+		for i := 0; i < n; i++ {
+			if i == extraAt {
+				items = append(items, Item{Msgs: []*Message{{Dir: wire.DirAgent, Kind: wire.KindNotification, Method: "_extra"}}})
+			}
+			items = append(items, Item{Msgs: []*Message{{Dir: wire.DirAgent, Kind: wire.KindNotification, Method: methods[i*7%3]}}})
+		}
+		return items
+	}
+	// Changes near both ends leave Myers a middle of ~50 000 items.
+	a, b := mk(50000, 49900), mk(50000, 100)
+	start := time.Now()
+	pairs := Align(a, b)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("aligning 50 000 items took %v", took)
+	}
+	gaps := 0
+	for _, p := range pairs {
+		if p[0] < 0 || p[1] < 0 {
+			gaps++
+		}
+	}
+	if gaps != 2 || len(pairs) != 50002 {
+		t.Errorf("%d pairs with %d gaps, want 50002 with 2", len(pairs), gaps)
+	}
 }
