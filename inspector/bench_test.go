@@ -191,3 +191,45 @@ func timeFilter(h *harness, expr, want string) (time.Duration, bool) {
 	})
 	return time.Since(t0), progress
 }
+
+// BenchmarkBodyFilter compares a text filter scanned by one reader with
+// the same filter split across readers (scan.go), in one run.
+func BenchmarkBodyFilter(b *testing.B) {
+	const n = 200_000
+	path := filepath.Join(b.TempDir(), "bodies.acpscope")
+	gen := exec.Command(os.Args[0], "-test.run=^$")
+	gen.Env = append(os.Environ(), envGenerate+"="+path+":"+strconv.Itoa(n))
+	gen.Stderr = os.Stderr
+	if err := gen.Run(); err != nil {
+		b.Fatalf("generating the capture: %v", err)
+	}
+	r, err := capture.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	f, err := capture.ParseFilter(`"file99"`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	j := &job{stopc: make(chan struct{}), app: &app{done: make(chan struct{})}}
+	noProgress := func(done, total uint64) {}
+	b.Run("one-reader", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			seqs, _, err := matchPart(j, r, f, 1, r.Last(), nil, noProgress)
+			if err != nil || len(seqs) != 1 {
+				b.Fatalf("%d matches, %v", len(seqs), err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/record")
+	})
+	b.Run("split", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			seqs, _, err := matchRange(j, r, f, 1, r.Last(), noProgress)
+			if err != nil || len(seqs) != 1 {
+				b.Fatalf("%d matches, %v", len(seqs), err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/record")
+	})
+}

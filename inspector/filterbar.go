@@ -169,35 +169,17 @@ func (cv *captureView) filterLive(j *job, f *capture.Filter, next uint64) {
 // the job was stopped.
 func filterRange(j *job, src capture.Source, f *capture.Filter, from uint64, progress func(done, total uint64)) (seqs []uint64, next uint64, ok bool) {
 	last := src.Last()
-	next = from
-	lastReport := time.Now()
-	err := src.Scan(from, func(r *capture.Record) bool {
-		if r.Seq > last {
-			return false
-		}
-		if r.Seq%1024 == 0 {
-			if j.stopped() {
-				return false
-			}
-			if progress != nil && time.Since(lastReport) > progressEvery {
-				lastReport = time.Now()
-				progress(r.Seq, last)
-			}
-		}
-		seq := r.Seq
-		if f.Match(r, func() []byte { b, _ := src.Body(seq); return b }) {
-			seqs = append(seqs, seq)
-		}
-		next = seq + 1
-		return true
-	})
-	if j.stopped() {
-		return nil, next, false
+	if last < from {
+		return nil, from, true
+	}
+	seqs, ok, err := matchRange(j, src, f, from, last, progress)
+	if !ok {
+		return nil, from, false
 	}
 	if err != nil {
 		j.post(func() { j.app.cv.message = "filter stopped: " + err.Error() })
 	}
-	return seqs, next, true
+	return seqs, last + 1, true
 }
 
 // clearFilter shows every record again.
