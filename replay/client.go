@@ -48,8 +48,10 @@ type clientRun struct {
 	p      *peer
 	binder *Binder
 	res    Result
-	// answered maps a request id we sent to the live response.
+	// answered marks the request ids we sent that the agent answered.
 	answered map[string]bool
+	// responses indexes the recorded agent responses by id (built lazily).
+	responses map[string]int
 	// usedAgentReq marks recorded agent requests already answered.
 	usedAgentReq map[int]bool
 	// cursors per notification key, for positional learning.
@@ -229,11 +231,18 @@ func (c *clientRun) handle(m *Message) error {
 
 // recordedResponse finds the recorded agent response to our request id.
 func (c *clientRun) recordedResponse(id []byte) *Message {
-	for i := range c.rec {
-		r := &c.rec[i]
-		if r.Dir == wire.DirAgent && r.IsResponse() && string(r.ID) == string(id) {
-			return r
+	if c.responses == nil {
+		c.responses = map[string]int{}
+		for i := range c.rec {
+			if r := &c.rec[i]; r.Dir == wire.DirAgent && r.IsResponse() {
+				if _, dup := c.responses[string(r.ID)]; !dup {
+					c.responses[string(r.ID)] = i
+				}
+			}
 		}
+	}
+	if i, ok := c.responses[string(id)]; ok {
+		return &c.rec[i]
 	}
 	return nil
 }

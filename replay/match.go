@@ -44,15 +44,15 @@ func diffParams(recorded, live []byte, mapOld func(string) string) []Change {
 // paramsIgnore: inside params, session ids and _meta vary between runs.
 var paramsIgnore = Ignore{"sessionId", "**.sessionId", "_meta", "**._meta", "**._meta.**"}
 
-// nearest ranks recorded messages of the given direction and kind
-// (request or notification) at indexes where usable(i) holds, by method
-// first and then by how few params differ. It returns the best with the
-// same method (ok) or, failing that, the closest of any method.
+// nearest ranks recorded messages of the live one's direction and kind
+// at indexes where usable(i) holds: those with the same method by how few
+// params differ (another session's costs more); failing any, the closest
+// method. sameMethod tells which it found.
 func nearest(rec []Message, live *Message, usable func(int) bool, mapOld func(string) string) (best candidate, sameMethod bool, found bool) {
 	bestScore := -1
 	for i := range rec {
 		r := &rec[i]
-		if r.Dir != live.Dir || r.Kind != live.Kind || !usable(i) {
+		if r.Dir != live.Dir || r.Kind != live.Kind || r.Method != live.Method || !usable(i) {
 			continue
 		}
 		ch := diffParams(r.Body, live.Body, mapOld)
@@ -60,17 +60,28 @@ func nearest(rec []Message, live *Message, usable func(int) bool, mapOld func(st
 		if r.Session != "" && live.Session != "" && mapOld(r.Session) != live.Session {
 			score += 100 // another session's request: only when nothing closer exists
 		}
-		if r.Method != live.Method {
-			score += 1000 + methodDistance(r.Method, live.Method)
-		}
 		if bestScore < 0 || score < bestScore {
 			bestScore, best = score, candidate{index: i, changes: ch}
+		}
+	}
+	if bestScore >= 0 {
+		return best, true, true
+	}
+	// No such method: the closest other one, for the report.
+	for i := range rec {
+		r := &rec[i]
+		if r.Dir != live.Dir || r.Kind != live.Kind || !usable(i) {
+			continue
+		}
+		if score := methodDistance(r.Method, live.Method); bestScore < 0 || score < bestScore {
+			bestScore, best = score, candidate{index: i}
 		}
 	}
 	if bestScore < 0 {
 		return candidate{}, false, false
 	}
-	return best, rec[best.index].Method == live.Method, true
+	best.changes = diffParams(rec[best.index].Body, live.Body, mapOld)
+	return best, false, true
 }
 
 // methodDistance prefers methods in the same namespace ("fs/…").
