@@ -102,6 +102,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.answer(w, r, 0, http.StatusForbidden, "cross-origin request refused; start serve with --allow-origin "+r.Header.Get("Origin")+" to allow it")
 		return
 	}
+	if s.cors(w, r) {
+		return // a preflight, answered
+	}
 	if !s.authorized(r) {
 		w.Header().Set("Www-Authenticate", `Bearer realm="acpscope"`)
 		s.answer(w, r, 0, http.StatusUnauthorized, "missing or wrong bearer token")
@@ -120,6 +123,32 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		s.answer(w, r, 0, http.StatusMethodNotAllowed, "use POST, GET or DELETE")
 	}
+}
+
+// cors lets a page from an origin allowed with --allow-origin use the
+// endpoint from a browser: it answers the preflight (an OPTIONS before a
+// JSON POST) and lets the page read the Acp-* headers. It reports whether
+// the request was a preflight and has been answered.
+func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false
+	}
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Set("Access-Control-Allow-Credentials", "true")
+	h.Set("Access-Control-Expose-Headers", HeaderConnectionID+", "+HeaderSessionID)
+	h.Add("Vary", "Origin")
+	if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {
+		return false
+	}
+	h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+	if req := r.Header.Get("Access-Control-Request-Headers"); req != "" {
+		h.Set("Access-Control-Allow-Headers", req)
+	}
+	h.Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
+	return true
 }
 
 func (s *Server) authorized(r *http.Request) bool {

@@ -421,3 +421,26 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// TestServeCORS checks that an allowed browser origin gets its preflight
+// answered and can read Acp-Connection-Id, and a foreign one gets 403.
+func TestServeCORS(t *testing.T) {
+	f := startServe(t, protoH1, func(o *ServeOptions) { o.AllowOrigins = []string{"http://app.example"} })
+	resp := f.do(t, "OPTIONS", "", "Origin", "http://app.example", "Access-Control-Request-Method", "POST",
+		"Access-Control-Request-Headers", "content-type, acp-connection-id")
+	readAll(t, resp.Body)
+	if resp.StatusCode != http.StatusNoContent || resp.Header.Get("Access-Control-Allow-Origin") != "http://app.example" ||
+		!strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "acp-connection-id") {
+		t.Fatalf("preflight: %d %v", resp.StatusCode, resp.Header)
+	}
+	resp = f.do(t, "POST", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`, "Origin", "http://app.example", "Content-Type", ctJSON)
+	readAll(t, resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Access-Control-Expose-Headers"), HeaderConnectionID) {
+		t.Fatalf("allowed origin: %d %v", resp.StatusCode, resp.Header)
+	}
+	resp = f.do(t, "OPTIONS", "", "Origin", "http://evil.example", "Access-Control-Request-Method", "POST")
+	readAll(t, resp.Body)
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("foreign preflight: %d", resp.StatusCode)
+	}
+}
