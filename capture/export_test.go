@@ -223,3 +223,46 @@ func TestExportJSONLRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestExportHTTPFrames(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "http.acpscope")
+	w, err := Create(path, WriterOptions{NoSync: true, NoFeed: true, Meta: Meta{Transport: "http"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &wire.Envelope{Method: "POST", Path: "/acp", Stream: wire.StreamPOST, ConnectionID: "c1",
+		Headers: map[string]string{"Authorization": "Bearer tok-abcdefgh", "Cookie": "sid=s3cr3t", "Content-Type": "application/json"}}
+	w.Frame(1, wire.DirClient, 1000, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`), 0, env)
+	w.Frame(1, wire.DirAgent, 2000, []byte(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}`), 0,
+		&wire.Envelope{Method: "POST", Path: "/acp", Status: 200, Stream: wire.StreamPOSTReply, Headers: map[string]string{"Set-Cookie": "sid=s3cr3t"}})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	dst := filepath.Join(t.TempDir(), "out.acpscope")
+	res, err := Export(r, dst, ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, recs := expRecords(t, dst)
+	if len(recs) != 2 || recs[0].HTTP == nil || recs[0].Conn != 1 || recs[0].HTTP.ConnectionID != "c1" {
+		t.Fatalf("exported %+v", recs)
+	}
+	if h := recs[0].HTTP.Headers; h["Authorization"] != Redacted || h["Cookie"] != Redacted || h["Content-Type"] != "application/json" {
+		t.Errorf("request headers %v", h)
+	}
+	if h := recs[1].HTTP.Headers; h["Set-Cookie"] != Redacted {
+		t.Errorf("response headers %v", h)
+	}
+	raw, _ := os.ReadFile(dst)
+	if bytes.Contains(raw, []byte("s3cr3t")) || bytes.Contains(raw, []byte("tok-abcdefgh")) {
+		t.Error("an HTTP credential survived in the export file")
+	}
+	if len(res.Redactions) != 3 {
+		t.Errorf("%d redactions: %+v", len(res.Redactions), res.Redactions)
+	}
+}

@@ -179,6 +179,9 @@ func (r *Redactor) secretRule(method string, path []string) string {
 	if credentialKey.MatchString(path[n-1]) && underMeta(path[:n-1]) {
 		return "_meta credential key"
 	}
+	if strings.EqualFold(path[n-1], "headers") && underMeta(path[:n-1]) {
+		return "_meta headers" // proxy settings (JetBrains' proxyConfig) carry keys here
+	}
 	return ""
 }
 

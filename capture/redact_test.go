@@ -51,6 +51,14 @@ func TestRedactMessage(t *testing.T) {
 			paths:   []string{"params._meta.proxyConfig.proxies.0.proxy.headers.proxy_key", "params._meta.SessionToken"},
 		},
 		{
+			name:    "headers under _meta whatever their names",
+			method:  "initialize",
+			in:      `{"id":1,"method":"initialize","params":{"_meta":{"proxyConfig":{"proxies":[{"proxy":{"url":"http://127.0.0.1:1","headers":{"x-gw":"gwv-1","n":2}}}]}}}}`,
+			want:    `{"id":1,"method":"initialize","params":{"_meta":{"proxyConfig":{"proxies":[{"proxy":{"url":"http://127.0.0.1:1","headers":{"x-gw":"<redacted>","n":2}}}]}}}}`,
+			secrets: []string{"gwv-1"},
+			paths:   []string{"params._meta.proxyConfig.proxies.0.proxy.headers.x-gw"},
+		},
+		{
 			name:    "JetBrains gateway token in initialize _meta",
 			method:  "initialize",
 			in:      `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"_meta":{"jetbrains.gateway":{"url":"wss://gw","ticket":"gw-abcdef"}}}}`,
