@@ -160,6 +160,22 @@ func envelopeHeaders(h http.Header) map[string]string {
 	return out
 }
 
+// responseHeaders picks the headers of a response frame: the response's,
+// plus the request's that the response lacks (Accept, Last-Event-Id,
+// Authorization), since a GET or DELETE has no request frame of its own.
+func responseHeaders(resp, req http.Header) map[string]string {
+	out := envelopeHeaders(resp)
+	for k, v := range envelopeHeaders(req) {
+		if _, ok := out[k]; !ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // redactHeader replaces credentials by a short fingerprint, so a reader
 // of a capture can tell whether two requests used the same token without
 // learning it. The scheme of Authorization and the names of cookies stay

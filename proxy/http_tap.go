@@ -76,20 +76,7 @@ func (ex *exchange) envelope(stream string, withHeaders http.Header) *wire.Envel
 		SessionID:    ex.sessionID,
 	}
 	if withHeaders != nil {
-		env.Headers = envelopeHeaders(withHeaders)
-		if stream != wire.StreamPOST {
-			// A response frame also shows the request headers the
-			// response lacks (Accept, Last-Event-Id, Authorization):
-			// a GET or DELETE has no request frame of its own.
-			for k, v := range envelopeHeaders(ex.req.Header) {
-				if _, ok := env.Headers[k]; !ok {
-					if env.Headers == nil {
-						env.Headers = map[string]string{}
-					}
-					env.Headers[k] = v
-				}
-			}
-		}
+		env.Headers = responseHeaders(withHeaders, ex.req.Header)
 	}
 	return env
 }

@@ -173,14 +173,19 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, conn uint32, sta
 }
 
 // envelope describes a frame of request r; h are the headers to keep
-// (the request's for client frames, ours for responses).
+// (the request's for client frames, ours for responses, to which the
+// request's are added as the proxy does).
 func (s *Server) envelope(r *http.Request, stream string, status int, h http.Header) *wire.Envelope {
 	env := &wire.Envelope{
 		Method: r.Method, Path: r.URL.Path, Status: status, Stream: stream,
 		ConnectionID: r.Header.Get(HeaderConnectionID), SessionID: r.Header.Get(HeaderSessionID),
 	}
-	if h != nil {
+	switch {
+	case h == nil:
+	case stream == wire.StreamPOST:
 		env.Headers = envelopeHeaders(h)
+	default:
+		env.Headers = responseHeaders(h, r.Header)
 	}
 	if env.ConnectionID == "" && h != nil {
 		env.ConnectionID = h.Get(HeaderConnectionID)
