@@ -397,3 +397,63 @@ func TestCopyAndSave(t *testing.T) {
 		t.Fatalf("saved with mode %v, want 0600 (messages may hold secrets)", fi.Mode().Perm())
 	}
 }
+
+func TestDetailShowsFindingsAndEnvelope(t *testing.T) {
+	src := demoSource()
+	env := &wire.Envelope{Method: "POST", Path: "/acp", Status: 202, Stream: wire.StreamPOST,
+		ConnectionID: "conn-1", SessionID: "sess_0123456789", Headers: map[string]string{"Authorization": "<redacted>"}}
+	src.recs[4].HTTP = env
+	h := startUI(t, Options{source: src})
+	h.resize(100, 50)
+	h.waitFor("#1 pretty")
+	// The lint finding marks its row and is explained in the detail pane.
+	if row := h.lines()[h.lineWith("this is not json")]; !strings.Contains(row, "✖") {
+		t.Fatalf("the row with an error finding is not marked: %q", row)
+	}
+	h.typeKeys("G")
+	h.typeKeys("kk") // #11
+	h.waitFor("#11 pretty", "error jsonrpc/not-json: a line on stdout is not JSON-RPC", "this is not json")
+	h.typeKeys("g")
+	h.typeKeys("jjjj") // #5 travelled over HTTP
+	h.waitFor("#5 pretty", "http POST /acp → 202  stream post  Acp-Connection-Id conn-1", "Authorization: <redacted>")
+}
+
+func TestLiveFilterAppendsMatches(t *testing.T) {
+	src := newLiveMem("live-agent")
+	src.arrive(wire.DirClient, `{"jsonrpc":"2.0","method":"keep","params":{"i":0}}`)
+	src.arrive(wire.DirClient, `{"jsonrpc":"2.0","method":"drop","params":{"i":1}}`)
+	h := startUI(t, Options{source: src})
+	h.waitFor("● live", "2 msgs")
+	h.typeKeys("f")
+	h.typeKeys("method:keep")
+	h.key(tcell.KeyEnter)
+	h.waitFor("  1 shown")
+	for i := 2; i < 12; i++ {
+		method := "drop"
+		if i%2 == 0 {
+			method = "keep"
+		}
+		src.arrive(wire.DirAgent, fmt.Sprintf(`{"jsonrpc":"2.0","method":%q,"params":{"i":%d}}`, method, i))
+	}
+	h.waitFor("12 msgs", "  6 shown")
+	// Following within the filter: the newest match is selected.
+	h.waitFor("#11 pretty")
+	if h.lineWith("drop") >= 0 {
+		t.Fatalf("a filtered-out live row is shown:\n%s", h.text())
+	}
+}
+
+func TestZoomDetail(t *testing.T) {
+	h := startUI(t, Options{source: demoSource()})
+	h.waitFor("#1 pretty")
+	if h.lineWith(`"clientCapabilities"`) >= 0 {
+		t.Fatal("the small detail pane already shows the whole message")
+	}
+	h.key(tcell.KeyEnter)
+	h.waitFor(`"clientCapabilities": {}`)
+	if h.lineWith("initialize") != h.lineWith("#1 → client") {
+		t.Fatalf("the table is still shown when zoomed:\n%s", h.text())
+	}
+	h.key(tcell.KeyEscape)
+	h.waitUntil("the table back", func(s string) bool { return strings.Contains(s, "resp   0  initialize") })
+}
