@@ -114,10 +114,30 @@ func (a *agentRun) run(ctx context.Context) error {
 }
 
 // awaitClient waits until the client has sent the recorded message i (or
-// one past it, which skips it).
+// one past it, which skips it). A request is waited for as long as the
+// client stays (a person may be typing the next prompt); a notification
+// such as session/cancel only for about its recorded delay, so a client
+// that never cancels does not stall the rest of the turn.
 func (a *agentRun) awaitClient(ctx context.Context, i int) error {
+	var deadline <-chan time.Time
+	if a.rec[i].Kind == wire.KindNotification {
+		wait := time.Second
+		if i > 0 && a.opts.Speed > 0 {
+			wait = max(wait, 2*time.Duration(float64(a.rec[i].Time-a.rec[i-1].Time)/a.opts.Speed))
+		}
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		deadline = timer.C
+	}
 	for !a.consumed[i] && !a.skipped[i] && !a.eof {
-		if err := a.next(ctx, nil); err != nil {
+		err := a.next(ctx, deadline)
+		if err == ErrTimeout {
+			a.skipped[i] = true
+			a.res.Skipped++
+			fmt.Fprintf(a.opts.Log, "replay: the client did not send recorded %s #%d; going on without it\n", a.rec[i].Method, a.rec[i].Seq)
+			return nil
+		}
+		if err != nil {
 			return err
 		}
 	}

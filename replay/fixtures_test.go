@@ -239,3 +239,36 @@ func TestReplayAsAgentFollowsClientSessionID(t *testing.T) {
 	}
 	toAgentW.Close()
 }
+
+// TestReplayAsAgentCancelNeverSent: the recording has a session/cancel the
+// live client never sends; the turn must still end.
+func TestReplayAsAgentCancelNeverSent(t *testing.T) {
+	rec := conv(
+		`c {"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}`,
+		chunk("s", "working"),
+		`c {"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}`,
+		`a {"jsonrpc":"2.0","id":1,"result":{"stopReason":"cancelled"}}`,
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	toAgentR, toAgentW := io.Pipe()
+	toClientR, toClientW := io.Pipe()
+	done := make(chan *AgentResult, 1)
+	go func() { // the replaying agent
+		res, _ := RunAgent(ctx, rec, toAgentR, toClientW, AgentOptions{Speed: 0})
+		toClientW.Close()
+		done <- res
+	}()
+	client := newPeer(toClientR, toAgentW, wire.DirAgent, nil)
+	client.send([]byte(`{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}`))
+	start := time.Now()
+	<-client.in
+	resp := <-client.in
+	if !strings.Contains(string(resp.Body), "cancelled") || time.Since(start) > 3*time.Second {
+		t.Errorf("got %s after %v", resp.Body, time.Since(start))
+	}
+	toAgentW.Close()
+	if res := <-done; res.Skipped != 1 {
+		t.Errorf("skipped %d, want the cancel", res.Skipped)
+	}
+}
