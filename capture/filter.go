@@ -282,3 +282,11 @@ func (n *fCompareNode) write(b *strings.Builder) {
 	}
 	b.WriteString(strconv.FormatInt(n.n, 10))
 }
+
+type fConnNode struct{ conn uint32 }
+
+func (n *fConnNode) match(c *filterEval) bool { return c.r.Conn == n.conn }
+func (n *fConnNode) needsBody() bool          { return false }
+func (n *fConnNode) write(b *strings.Builder) {
+	b.WriteString("conn:" + strconv.FormatUint(uint64(n.conn), 10))
+}

@@ -15,6 +15,7 @@ Terms
   id:N               request id: id:7 finds 7 and "7"
   session:S          ACP sessionId, or a prefix of it
   update:GLOB        session/update variant: update:agent_message_chunk
+  conn:N             transport connection number (HTTP and WebSocket captures)
   flag:NAME          partial, crlf, batch-member, truncated, binary,
                      bad-version, empty, after-exit
   size>N             wire size; also <, >=, <=, =; units B KB MB GB KiB MiB GiB

@@ -238,7 +238,7 @@ func (p *filterParser) parseUnary() (filterNode, error) {
 }
 
 // filterFields lists the name:value terms, in the order help shows them.
-var filterFields = []string{"method", "dir", "kind", "id", "session", "update", "flag"}
+var filterFields = []string{"method", "dir", "kind", "id", "session", "update", "flag", "conn"}
 
 func isFilterIdent(s string) bool {
 	if s == "" {
@@ -333,6 +333,12 @@ func parseFilterField(t filterToken, name, val string) (filterNode, error) {
 			return nil, bad("unknown kind %q: expected %s", val, filterFieldHint("kind"))
 		}
 		return &fKindNode{name: strings.ToLower(val), kinds: ks}, nil
+	case "conn":
+		n, err := strconv.ParseUint(val, 10, 32)
+		if err != nil {
+			return nil, bad("expected a connection number, e.g. conn:0; found %q", val)
+		}
+		return &fConnNode{conn: uint32(n)}, nil
 	case "flag":
 		f, ok := wire.ParseFlag(strings.ToLower(val))
 		if !ok {
@@ -364,6 +370,8 @@ func filterFieldHint(name string) string {
 		return "a request id, e.g. 7"
 	case "session":
 		return "a sessionId or its prefix"
+	case "conn":
+		return "a connection number, e.g. 0"
 	}
 	return "a value"
 }

@@ -41,6 +41,7 @@ func TestParseFilterCanonical(t *testing.T) {
 		{"session:abc", "session:abc"},
 		{"update:agent_message_chunk", "update:agent_message_chunk"},
 		{"flag:CRLF", "flag:crlf"},
+		{"conn:3", "conn:3"},
 		{"params.update.sessionUpdate=plan", "params.update.sessionUpdate=plan"},
 		{"result.stopReason=cancelled", "result.stopReason=cancelled"},
 		{"1=2", "1=2"},
@@ -89,6 +90,7 @@ func TestParseFilterErrors(t *testing.T) {
 		{"params.x=", 9, "expected a value"},
 		{"flag:shiny", 5, "unknown flag"},
 		{"seq>x", 4, "sequence number"},
+		{"conn:x", 5, "connection number"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.src, func(t *testing.T) {
@@ -177,6 +179,8 @@ func TestFilterMatch(t *testing.T) {
 		{"(update:plan or update:agent_message_chunk) session:sess-1", []uint64{2, 3}},
 		{"seq>=8", []uint64{8, 9}},
 		{"flag:bad-version", []uint64{5}},
+		{"conn:0", []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9}},
+		{"conn:1", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.filter, func(t *testing.T) {

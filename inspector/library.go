@@ -36,8 +36,9 @@ type library struct {
 // libRef is what a tree node stands for.
 type libRef struct {
 	info    *capture.Info
-	session string // set on session nodes
-	grouped bool   // children computed (or being computed)
+	session string  // set on session nodes
+	conn    *uint32 // set on connection nodes
+	grouped bool    // children computed (or being computed)
 }
 
 func (a *app) showLibrary() {
@@ -261,8 +262,9 @@ func (l *library) addGroups(node *tview.TreeNode, ref *libRef, groups []*connGro
 		return
 	}
 	for _, c := range groups {
+		conn := c.conn
 		cn := tview.NewTreeNode(fmt.Sprintf("connection %d  %d msgs", c.conn, c.messages)).
-			SetReference(&libRef{info: ref.info, grouped: true})
+			SetReference(&libRef{info: ref.info, conn: &conn, grouped: true})
 		for _, s := range c.sessions {
 			text := "session " + tview.Escape(s.id)
 			if s.title != "" {
@@ -273,6 +275,16 @@ func (l *library) addGroups(node *tview.TreeNode, ref *libRef, groups []*connGro
 		}
 		node.AddChild(cn)
 	}
+}
+
+// connsOf returns the connection nodes listed under a capture.
+func (l *library) connsOf(info *capture.Info) []*tview.TreeNode {
+	for _, n := range l.tree.GetRoot().GetChildren() {
+		if ref, _ := n.GetReference().(*libRef); ref != nil && ref.info == info {
+			return n.GetChildren()
+		}
+	}
+	return nil
 }
 
 // open opens the capture a node belongs to; a session node filters to it.
@@ -292,8 +304,11 @@ func (l *library) open(node *tview.TreeNode) {
 	}
 	l.msg = ""
 	filter := ""
-	if ref.session != "" {
+	switch {
+	case ref.session != "":
 		filter = "session:" + quoteSession(ref.session)
+	case ref.conn != nil && len(l.connsOf(ref.info)) > 1:
+		filter = fmt.Sprintf("conn:%d", *ref.conn)
 	}
 	l.a.showCapture(ref.info.Path, src, filter)
 }
@@ -349,7 +364,7 @@ func (l *library) selectEdge(last bool) {
 func (l *library) askDelete() {
 	node := l.tree.GetCurrentNode()
 	ref, _ := node.GetReference().(*libRef)
-	if ref == nil || ref.session != "" {
+	if ref == nil || ref.session != "" || ref.conn != nil {
 		l.msg = "select a capture to delete"
 		return
 	}
