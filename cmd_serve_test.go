@@ -64,6 +64,7 @@ func TestCmdServeConnect(t *testing.T) {
 		}
 		checkNetCapture(t, connectPath, "", u)
 		noSecret(t, connectPath, token)
+		lintClean(t, connectPath)
 	}
 	serve.Process.Signal(syscall.SIGINT)
 	if err := serve.Wait(); err != nil {
@@ -71,6 +72,17 @@ func TestCmdServeConnect(t *testing.T) {
 	}
 	checkNetCapture(t, servePath, strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/acp"), "")
 	noSecret(t, servePath, token)
+	lintClean(t, servePath)
+}
+
+// lintClean checks that lint finds nothing to say about a capture: serve
+// and connect follow the RFD, and record it so lint can tell.
+func lintClean(t *testing.T, path string) {
+	t.Helper()
+	stdout, stderr, code := acpscope(t, "lint", "--no-save", path)
+	if code != 0 || !strings.Contains(stdout, "0 errors, 0 warnings") {
+		t.Errorf("lint %s: exit %d\n%s%s", filepath.Base(path), code, stdout, stderr)
+	}
 }
 
 func noSecret(t *testing.T, path, secret string) {

@@ -87,8 +87,13 @@ func (b *bridge) httpClient() *http.Client {
 func (h *httpBridge) envelope(req *http.Request, stream string, status int, hdr http.Header) *wire.Envelope {
 	e := &wire.Envelope{Method: req.Method, Path: req.URL.Path, Status: status, Stream: stream,
 		ConnectionID: req.Header.Get(HeaderConnectionID), SessionID: req.Header.Get(HeaderSessionID)}
-	if hdr != nil {
+	if hdr != nil && stream == wire.StreamPOST {
 		e.Headers = envelopeHeaders(hdr)
+	} else if hdr != nil {
+		e.Headers = responseHeaders(hdr, req.Header)
+		if e.ConnectionID == "" {
+			e.ConnectionID = hdr.Get(HeaderConnectionID) // initialize's reply names it
+		}
 	}
 	return e
 }

@@ -55,11 +55,13 @@ func (b *bridge) runWS(ctx context.Context) error {
 				b.record(connectConn, wire.DirAgent, msg, wire.FlagBinary, env(wire.StreamWebSocket, 0, nil))
 				continue
 			}
+			// Recorded before the editor sees it, so its answer is
+			// never recorded first.
+			b.record(connectConn, wire.DirAgent, msg, 0, env(wire.StreamWebSocket, 0, nil))
 			if err := b.emit(msg); err != nil {
 				b.fail(err)
 				return
 			}
-			b.record(connectConn, wire.DirAgent, msg, 0, env(wire.StreamWebSocket, 0, nil))
 		}
 	}()
 	var writeMu sync.Mutex
@@ -68,10 +70,10 @@ func (b *bridge) runWS(ctx context.Context) error {
 		stdinDone <- readLines(b.opts.Stdin, func(line []byte) error {
 			writeMu.Lock()
 			defer writeMu.Unlock()
+			b.record(connectConn, wire.DirClient, line, 0, env(wire.StreamWebSocket, 0, nil))
 			if err := ws.WriteMessage(websocket.TextMessage, line); err != nil {
 				return lostf("writing to the WebSocket: %v", err)
 			}
-			b.record(connectConn, wire.DirClient, line, 0, env(wire.StreamWebSocket, 0, nil))
 			return nil
 		})
 	}()

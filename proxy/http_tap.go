@@ -10,8 +10,8 @@ import (
 
 // exchange follows one recorded request through the proxy: it records
 // the request body when the upstream has read it all, and the response
-// as the client receives it. The forwarding path writes first and hands
-// the exchange a copy afterwards.
+// as the client receives it, each message just before the client can
+// see it (so an answer is never recorded before what it answers).
 type exchange struct {
 	rec  FrameRecorder
 	conn uint32
@@ -245,9 +245,9 @@ func (b *bodyTap) recordLocked(flags wire.Flags) {
 	b.buf = nil
 }
 
-// tapWriter is the ResponseWriter ReverseProxy writes to: it forwards
-// every call to the client's writer first, then gives the exchange a
-// copy. Flush and Hijack reach the client's writer through Unwrap.
+// tapWriter is the ResponseWriter ReverseProxy writes to: it gives the
+// exchange a copy of every write and passes it to the client's writer.
+// Flush and Hijack reach the client's writer through Unwrap.
 type tapWriter struct {
 	http.ResponseWriter
 	ex      *exchange
@@ -268,13 +268,15 @@ func (w *tapWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
+// Write taps a copy before passing the bytes on: an event must be
+// recorded before the client can see it and answer, or the answer could
+// be recorded first. The tap only decodes SSE lines and copies.
 func (w *tapWriter) Write(b []byte) (int, error) {
 	if !w.written {
 		w.WriteHeader(http.StatusOK)
 	}
-	n, err := w.ResponseWriter.Write(b)
-	w.ex.tap(b[:n])
-	return n, err
+	w.ex.tap(b)
+	return w.ResponseWriter.Write(b)
 }
 
 // Unwrap lets http.ResponseController find Flush on the real writer.

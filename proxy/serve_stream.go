@@ -191,7 +191,7 @@ type sseWriter struct {
 	w         http.ResponseWriter
 	rc        *http.ResponseController
 	keepalive time.Duration
-	record    func(msg []byte, id string) // called after each event is written
+	record    func(msg []byte, id string) // called as each event is written
 	// nextID numbers events across all streams of the connection in the
 	// order they are written (see HeaderEventOrder).
 	nextID func() uint64
@@ -223,6 +223,10 @@ func (sw *sseWriter) run(s *outStream, done <-chan struct{}) {
 			msg := q.msg
 			id := strconv.FormatUint(sw.nextID(), 10)
 			buf = wire.AppendSSEEvent(buf[:0], id, msg)
+			// Recorded before it is sent, so the client's answer is never
+			// recorded first. A failed write leaves the message queued for
+			// the next GET, where it is recorded again as sent again.
+			sw.record(msg, id)
 			if _, err := sw.w.Write(buf); err != nil {
 				return
 			}
@@ -230,7 +234,6 @@ func (sw *sseWriter) run(s *outStream, done <-chan struct{}) {
 				return
 			}
 			s.pop()
-			sw.record(msg, id)
 		}
 		select {
 		case <-s.wake:

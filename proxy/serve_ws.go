@@ -13,10 +13,10 @@ import (
 // wsSink is the agent→client side of a WebSocket connection: the stdout
 // reader writes through it once the upgrade is done.
 type wsSink struct {
-	mu    sync.Mutex
-	ws    *websocket.Conn
-	ready chan struct{} // closed once ws is set, or the upgrade failed
-	after func(msg []byte)
+	mu     sync.Mutex
+	ws     *websocket.Conn
+	ready  chan struct{} // closed once ws is set, or the upgrade failed
+	before func(msg []byte)
 }
 
 var errWSNotOpen = errors.New("the WebSocket was never opened")
@@ -28,11 +28,8 @@ func (k *wsSink) write(msg []byte) error {
 	if k.ws == nil {
 		return errWSNotOpen
 	}
-	if err := k.ws.WriteMessage(websocket.TextMessage, msg); err != nil {
-		return err
-	}
-	k.after(msg)
-	return nil
+	k.before(msg) // recorded first: the client's answer must not precede it
+	return k.ws.WriteMessage(websocket.TextMessage, msg)
 }
 
 // serveWS runs a connection over WebSocket: a new agent, the 101 with
@@ -59,7 +56,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		e.ConnectionID = c.id
 		return e
 	}
-	sink.after = func(msg []byte) { s.record(c.num, wire.DirAgent, msg, 0, env()) }
+	sink.before = func(msg []byte) { s.record(c.num, wire.DirAgent, msg, 0, env()) }
 	e101 := s.envelope(r, wire.StreamHTTPControl, http.StatusSwitchingProtocols, h)
 	e101.ConnectionID = c.id
 	s.record(c.num, wire.DirAgent, nil, 0, e101)

@@ -172,15 +172,17 @@ func (w *wsPipe) pump(from, to *websocket.Conn, dir wire.Dir, errc chan<- error)
 			errc <- err
 			return
 		}
-		if err := to.WriteMessage(mt, msg); err != nil {
-			errc <- err
-			return
-		}
 		var flags wire.Flags
 		if mt == websocket.BinaryMessage {
 			flags |= wire.FlagBinary
 		}
+		// Recorded before it is passed on: the answer it provokes on the
+		// other pump must never be recorded first. Frame only copies.
 		w.rec.Frame(w.conn, dir, now(), msg, flags, w.env())
+		if err := to.WriteMessage(mt, msg); err != nil {
+			errc <- err
+			return
+		}
 	}
 }
 
