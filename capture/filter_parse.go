@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/acpscope/acpscope/wire"
 )
@@ -399,111 +398,4 @@ func filterKindSet(name string) uint32 {
 		return bit(k)
 	}
 	return 0
-}
-
-// filterComparisons are the numeric filterFields that take <, <=, >, >= and =.
-var filterComparisons = []string{"size", "latency", "seq"}
-
-func parseFilterComparison(t filterToken) (filterNode, bool, error) {
-	word := t.text
-	for _, field := range filterComparisons {
-		if !strings.HasPrefix(strings.ToLower(word), field) {
-			continue
-		}
-		rest := word[len(field):]
-		if rest == "" {
-			if t.hasValue {
-				return nil, false, nil
-			}
-			return nil, true, &FilterError{Pos: t.pos + len(word), Msg: fmt.Sprintf("expected a comparison after %s, written without spaces, e.g. %s", field, filterCompareExample(field))}
-		}
-		op, n := filterCompareOp(rest)
-		if op == "" {
-			return nil, false, nil
-		}
-		valPos := t.pos + len(field) + n
-		val := rest[n:]
-		if t.hasValue {
-			val = t.value
-		}
-		c := &fCompareNode{field: field, op: op}
-		var err error
-		switch field {
-		case "size":
-			c.n, err = parseFilterSize(val)
-		case "latency":
-			var d time.Duration
-			d, err = parseFilterLatency(val)
-			c.n = int64(d)
-		case "seq":
-			c.n, err = strconv.ParseInt(val, 10, 64)
-			if err != nil || c.n < 0 {
-				err = fmt.Errorf("expected a sequence number, e.g. seq>100")
-			}
-		}
-		if err != nil {
-			return nil, true, &FilterError{Pos: valPos, Msg: err.Error()}
-		}
-		return c, true, nil
-	}
-	return nil, false, nil
-}
-
-func filterCompareExample(field string) string {
-	switch field {
-	case "size":
-		return "size>10KB"
-	case "latency":
-		return "latency>2s"
-	}
-	return "seq>100"
-}
-
-func filterCompareOp(s string) (string, int) {
-	for _, op := range []string{">=", "<=", ">", "<", "="} {
-		if strings.HasPrefix(s, op) {
-			return op, len(op)
-		}
-	}
-	return "", 0
-}
-
-var filterSizeUnits = []struct {
-	suffix string
-	mult   int64
-}{
-	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30},
-	{"kb", 1000}, {"mb", 1000 * 1000}, {"gb", 1000 * 1000 * 1000},
-	{"k", 1000}, {"m", 1000 * 1000}, {"g", 1000 * 1000 * 1000},
-	{"b", 1},
-}
-
-// parseFilterSize reads a byte count with an optional unit: 512, 10KB, 1.5MiB.
-func parseFilterSize(s string) (int64, error) {
-	lower := strings.ToLower(s)
-	mult := int64(1)
-	for _, u := range filterSizeUnits {
-		if strings.HasSuffix(lower, u.suffix) {
-			lower, mult = strings.TrimSuffix(lower, u.suffix), u.mult
-			break
-		}
-	}
-	f, err := strconv.ParseFloat(lower, 64)
-	if err != nil || f < 0 || f*float64(mult) > 1<<62 || lower == "" || f != f {
-		return 0, fmt.Errorf("expected a size such as 512, 10KB, 2MiB; found %q", s)
-	}
-	return int64(f * float64(mult)), nil
-}
-
-// parseFilterLatency reads a Go duration (2s, 150ms, 1m30s) or a bare number of
-// milliseconds.
-func parseFilterLatency(s string) (time.Duration, error) {
-	if ms, err := strconv.ParseFloat(s, 64); err == nil && ms >= 0 && ms < 1e12 {
-		return time.Duration(ms * float64(time.Millisecond)), nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("expected a duration such as 2s, 150ms or 500 (milliseconds); found %q", s)
-	}
-	return d, nil
 }
