@@ -19,7 +19,13 @@ import (
 func startServeCmd(t *testing.T, capturePath string, extra ...string) (*exec.Cmd, string) {
 	t.Helper()
 	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--capture", capturePath}, extra...)
-	args = append(args, "--", self(), "demo-agent", "--delay", "0")
+	return startNetCmd(t, "acpscope serve: ", append(args, "--", self(), "demo-agent", "--delay", "0")...)
+}
+
+// startNetCmd starts a listening acpscope command and returns the URL it
+// announces on stderr after prefix.
+func startNetCmd(t *testing.T, prefix string, args ...string) (*exec.Cmd, string) {
+	t.Helper()
 	cmd := exec.Command(self(), args...)
 	cmd.Env = append(os.Environ(), runAsMainEnv+"=1")
 	stderr, err := cmd.StderrPipe()
@@ -31,10 +37,10 @@ func startServeCmd(t *testing.T, capturePath string, extra ...string) (*exec.Cmd
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	urls := make(chan string, 1)
-	go func() { // stderr reader: ends when serve exits
+	go func() { // stderr reader: ends when the command exits
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			if rest, ok := strings.CutPrefix(sc.Text(), "acpscope serve: "); ok && strings.HasPrefix(rest, "http://") {
+			if rest, ok := strings.CutPrefix(sc.Text(), prefix); ok && strings.HasPrefix(rest, "http://") {
 				urls <- strings.Fields(rest)[0]
 			}
 		}
@@ -43,21 +49,24 @@ func startServeCmd(t *testing.T, capturePath string, extra ...string) (*exec.Cmd
 	case u := <-urls:
 		return cmd, u
 	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not say where it listens")
+		t.Fatalf("%s did not say where it listens", args[0])
 	}
 	return nil, ""
 }
 
 // TestCmdServeConnect runs the demo client through `acpscope connect` to
-// `acpscope serve` over Streamable HTTP and WebSocket, as an editor would,
-// and checks both captures.
+// `acpscope serve` over Streamable HTTP and WebSocket, directly and
+// through `acpscope proxy`, as an editor would, and checks every capture:
+// metadata, envelopes, no token in clear, nothing for lint to report.
 func TestCmdServeConnect(t *testing.T) {
 	dir := t.TempDir()
 	servePath := filepath.Join(dir, "serve.acpscope")
 	const token = "tok-abc123"
 	serve, url := startServeCmd(t, servePath, "--auth-token", token)
-	for _, u := range []string{url, "ws" + strings.TrimPrefix(url, "http")} {
-		connectPath := filepath.Join(dir, strings.SplitN(u, ":", 2)[0]+".acpscope")
+	proxyPath := filepath.Join(dir, "proxy.acpscope")
+	prox, proxied := startNetCmd(t, "acpscope proxy: ", "proxy", "--listen", "127.0.0.1:0", "--upstream", url, "--capture", proxyPath)
+	for _, u := range []string{url, "ws" + strings.TrimPrefix(url, "http"), proxied, "ws" + strings.TrimPrefix(proxied, "http")} {
+		connectPath := filepath.Join(dir, strings.NewReplacer(":", "_", "/", "_").Replace(u)+".acpscope")
 		stdout, stderr, code := acpscope(t, "demo-client", "--load", "--", self(), "connect", "--auth-token", token, "--capture", connectPath, u)
 		if code != 0 || !strings.Contains(stdout, "session/load replayed") {
 			t.Fatalf("demo client over %s: exit %d\n%s\n%s", u, code, stdout, stderr)
@@ -66,10 +75,15 @@ func TestCmdServeConnect(t *testing.T) {
 		noSecret(t, connectPath, token)
 		lintClean(t, connectPath)
 	}
-	serve.Process.Signal(syscall.SIGINT)
-	if err := serve.Wait(); err != nil {
-		t.Fatalf("serve after SIGINT: %v", err)
+	for _, c := range []*exec.Cmd{prox, serve} {
+		c.Process.Signal(syscall.SIGINT)
+		if err := c.Wait(); err != nil {
+			t.Fatalf("%s after SIGINT: %v", c.Args[1], err)
+		}
 	}
+	checkNetCapture(t, proxyPath, strings.TrimSuffix(strings.TrimPrefix(proxied, "http://"), "/acp"), url)
+	noSecret(t, proxyPath, token)
+	lintClean(t, proxyPath)
 	checkNetCapture(t, servePath, strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/acp"), "")
 	noSecret(t, servePath, token)
 	lintClean(t, servePath)
