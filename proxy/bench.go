@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -41,6 +42,9 @@ type BenchConfig struct {
 	// there. Negative skips.
 	PacedMsgRate int
 	PacedMBRate  int
+	// Reps is how many times each throughput run is repeated, setups
+	// alternating; the median counts (default 3).
+	Reps int
 	// Setups restricts the run to these setup keys: "a", "b", "c", "d",
 	// and "e" (acpscope with capture off, which shows what capture costs;
 	// it runs only when asked for).
@@ -63,6 +67,7 @@ func (c BenchConfig) withDefaults() BenchConfig {
 	def(&c.RSSSize, 100<<20)
 	def(&c.PacedMsgRate, 500_000)
 	def(&c.PacedMBRate, 250)
+	def(&c.Reps, 3)
 	if c.Progress == nil {
 		c.Progress = io.Discard
 	}
@@ -124,9 +129,9 @@ func Bench(ctx context.Context, cfg BenchConfig) (*BenchReport, error) {
 	}
 	rep := &BenchReport{Config: cfg, Tee: teeScript}
 	for _, s := range setups {
-		fmt.Fprintf(cfg.Progress, "bench: %s\n", s.name)
-		rep.Rows = append(rep.Rows, runSetup(ctx, cfg, s))
+		rep.Rows = append(rep.Rows, &BenchRow{Key: s.key, Name: s.name, CaptureLoss: -1})
 	}
+	runPhases(ctx, cfg, setups, rep.Rows)
 	return rep, nil
 }
 
@@ -142,51 +147,141 @@ func wanted(cfg BenchConfig, key string) bool {
 	return false
 }
 
-// runSetup takes every measurement of one setup.
-func runSetup(ctx context.Context, cfg BenchConfig, s *benchSetup) *BenchRow {
-	row := &BenchRow{Key: s.key, Name: s.name, CaptureLoss: -1}
-	fail := func(what string, err error) *BenchRow {
-		row.Err = fmt.Errorf("%s: %w", what, err)
-		return row
+// runPhases takes the measurements phase by phase, interleaving the
+// setups within each phase (round trips in alternating blocks, throughput
+// runs in alternating repetitions) so that a machine whose load changes
+// during the run (two cores shared with other work) skews every setup
+// alike and the ratios stay meaningful.
+func runPhases(ctx context.Context, cfg BenchConfig, setups []*benchSetup, rows []*BenchRow) {
+	fmt.Fprintln(cfg.Progress, "bench: round trips")
+	interleaveRTT(ctx, cfg, setups, rows)
+	fmt.Fprintln(cfg.Progress, "bench: 200 B lines")
+	repeatBursts(ctx, cfg, setups, rows, "msgs", cfg.MsgCount, cfg.MsgSize, func(row *BenchRow, r []burstResult) {
+		row.MsgsPerS = median(r, burstResult.linesPerS)
+	})
+	fmt.Fprintln(cfg.Progress, "bench: big lines")
+	repeatBursts(ctx, cfg, setups, rows, "big", cfg.BigCount, cfg.BigSize, func(row *BenchRow, r []burstResult) {
+		row.MBPerS = median(r, burstResult.mbPerS)
+	})
+	for i, s := range setups {
+		row := rows[i]
+		if row.Err != nil {
+			continue
+		}
+		if cfg.RSSSize > 0 && s.middle {
+			fmt.Fprintf(cfg.Progress, "bench: %s: one %d B line\n", s.name, cfg.RSSSize)
+			rss, err := s.burst(ctx, "rss", 1, cfg.RSSSize, 0)
+			if err != nil {
+				row.Err = fmt.Errorf("rss: %w", err)
+				continue
+			}
+			row.Loss += rss.lost
+			row.RSSLine = rss.run.peakRSS
+			row.note(rss.run)
+		}
+		if s.capture {
+			fmt.Fprintf(cfg.Progress, "bench: %s: paced runs\n", s.name)
+			if err := runPaced(ctx, cfg, s, row); err != nil {
+				row.Err = fmt.Errorf("paced: %w", err)
+			}
+		}
 	}
-	m, err := s.run(ctx, "rtt", "echo")
-	if err != nil {
-		return fail("round trips", err)
+}
+
+// Round trips are timed in turns of rttBlock per setup. Before each turn
+// the machine settles for rttSettle (longer than capture's 50 ms commit
+// window, so one setup's background commit does not land in another's
+// turn) and rttRewarm untimed trips wake the pipeline up again.
+const (
+	rttBlock  = 1000
+	rttSettle = 60 * time.Millisecond
+	rttRewarm = 20
+)
+
+// interleaveRTT starts every setup's echo pipeline, then times round
+// trips in turns of rttBlock per setup.
+func interleaveRTT(ctx context.Context, cfg BenchConfig, setups []*benchSetup, rows []*BenchRow) {
+	type live struct {
+		m     *benchRun
+		rtt   *rttState
+		times []time.Duration
 	}
-	row.RTT, err = measureRTT(m, cfg.RTTCount, cfg.MsgSize)
-	if err = m.finish(err); err != nil {
-		return fail("round trips", err)
-	}
-	row.note(m)
-	msgs, err := s.burst(ctx, "msgs", cfg.MsgCount, cfg.MsgSize, 0)
-	if err != nil {
-		return fail("msgs", err)
-	}
-	row.MsgsPerS = msgs.linesPerS()
-	row.Loss += msgs.lost
-	row.note(msgs.run)
-	big, err := s.burst(ctx, "big", cfg.BigCount, cfg.BigSize, 0)
-	if err != nil {
-		return fail("big lines", err)
-	}
-	row.MBPerS = big.mbPerS()
-	row.Loss += big.lost
-	row.note(big.run)
-	if cfg.RSSSize > 0 && s.middle {
-		rss, err := s.burst(ctx, "rss", 1, cfg.RSSSize, 0)
+	runs := make([]*live, len(setups))
+	for i, s := range setups {
+		m, err := s.run(ctx, "rtt", "echo")
 		if err != nil {
-			return fail("rss", err)
+			rows[i].Err = fmt.Errorf("round trips: %w", err)
+			continue
 		}
-		row.Loss += rss.lost
-		row.RSSLine = rss.run.peakRSS
-		row.note(rss.run)
+		l := &live{m: m, rtt: newRTTState(cfg.MsgSize)}
+		if err := l.rtt.trips(m, rttWarmup, nil); err != nil {
+			rows[i].Err = fmt.Errorf("round trips: %w", m.finish(err))
+			continue
+		}
+		runs[i] = l
 	}
-	if s.capture {
-		if err := runPaced(ctx, cfg, s, row); err != nil {
-			return fail("paced", err)
+	for done := 0; done < cfg.RTTCount; done += rttBlock {
+		n := min(rttBlock, cfg.RTTCount-done)
+		for i, l := range runs {
+			if l == nil || rows[i].Err != nil {
+				continue
+			}
+			time.Sleep(rttSettle)
+			err := l.rtt.trips(l.m, rttRewarm, nil)
+			if err == nil {
+				err = l.rtt.trips(l.m, n, &l.times)
+			}
+			if err != nil {
+				rows[i].Err = fmt.Errorf("round trips: %w", err)
+			}
 		}
 	}
-	return row
+	for i, l := range runs {
+		if l == nil {
+			continue
+		}
+		if err := l.m.finish(nil); err != nil && rows[i].Err == nil {
+			rows[i].Err = fmt.Errorf("round trips: %w", err)
+		}
+		rows[i].RTT = percentiles(l.times)
+		rows[i].note(l.m)
+	}
+}
+
+// repeatBursts runs each setup's burst cfg.Reps times, alternating
+// setups, and hands each row its results.
+func repeatBursts(ctx context.Context, cfg BenchConfig, setups []*benchSetup, rows []*BenchRow, tag string, count, size int, set func(*BenchRow, []burstResult)) {
+	results := make([][]burstResult, len(setups))
+	for rep := 0; rep < cfg.Reps; rep++ {
+		for i, s := range setups {
+			if rows[i].Err != nil {
+				continue
+			}
+			r, err := s.burst(ctx, fmt.Sprintf("%s-%d", tag, rep), count, size, 0)
+			if err != nil {
+				rows[i].Err = fmt.Errorf("%s: %w", tag, err)
+				continue
+			}
+			rows[i].Loss += r.lost
+			rows[i].note(r.run)
+			results[i] = append(results[i], r)
+		}
+	}
+	for i, r := range results {
+		if rows[i].Err == nil && len(r) > 0 {
+			set(rows[i], r)
+		}
+	}
+}
+
+// median returns the median of f over the results.
+func median(rs []burstResult, f func(burstResult) float64) float64 {
+	v := make([]float64, len(rs))
+	for i, r := range rs {
+		v[i] = f(r)
+	}
+	slices.Sort(v)
+	return v[len(v)/2]
 }
 
 // runPaced has the agent send at the target rates, to see whether capture

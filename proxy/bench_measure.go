@@ -28,28 +28,50 @@ func percentiles(d []time.Duration) Percentiles {
 const rttWarmup = 500
 
 // measureRTT sends count requests of size bytes, newline included, one
-// at a time, and times each until its echo is back in full.
+// at a time, after rttWarmup untimed ones, and times each until its echo
+// is back in full.
 func measureRTT(m *benchRun, count, size int) (Percentiles, error) {
-	req := requestLine(size)
-	resp := make([]byte, size)
+	st := newRTTState(size)
+	if err := st.trips(m, rttWarmup, nil); err != nil {
+		return Percentiles{}, err
+	}
 	times := make([]time.Duration, 0, count)
-	for i := range rttWarmup + count {
-		stampID(req, i)
-		start := time.Now()
-		if _, err := m.stdin.Write(req); err != nil {
-			return Percentiles{}, fmt.Errorf("round trip %d: writing: %w", i, err)
-		}
-		if _, err := io.ReadFull(m.stdout, resp); err != nil {
-			return Percentiles{}, fmt.Errorf("round trip %d: reading: %w", i, err)
-		}
-		if i >= rttWarmup {
-			times = append(times, time.Since(start))
-		}
-		if !bytes.Equal(req, resp) {
-			return Percentiles{}, fmt.Errorf("round trip %d: the echo differs from the request", i)
-		}
+	if err := st.trips(m, count, &times); err != nil {
+		return Percentiles{}, err
 	}
 	return percentiles(times), nil
+}
+
+// rttState is one pipeline's request buffer and counter.
+type rttState struct {
+	req, resp []byte
+	i         int
+}
+
+func newRTTState(size int) *rttState {
+	return &rttState{req: requestLine(size), resp: make([]byte, size)}
+}
+
+// trips makes n round trips, appending their times to times unless nil.
+func (st *rttState) trips(m *benchRun, n int, times *[]time.Duration) error {
+	for range n {
+		stampID(st.req, st.i)
+		start := time.Now()
+		if _, err := m.stdin.Write(st.req); err != nil {
+			return fmt.Errorf("round trip %d: writing: %w", st.i, err)
+		}
+		if _, err := io.ReadFull(m.stdout, st.resp); err != nil {
+			return fmt.Errorf("round trip %d: reading: %w", st.i, err)
+		}
+		if times != nil {
+			*times = append(*times, time.Since(start))
+		}
+		if !bytes.Equal(st.req, st.resp) {
+			return fmt.Errorf("round trip %d: the echo differs from the request", st.i)
+		}
+		st.i++
+	}
+	return nil
 }
 
 // requestLine is a JSON-RPC request of exactly size bytes with a
