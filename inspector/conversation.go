@@ -66,8 +66,18 @@ func loadMsgs(j *job, src capture.Source, progress func(done, total uint64)) ([]
 // transcriptLines renders a transcript to lines of at most width cells.
 func transcriptLines(t *protocol.Transcript, width int) []convLine {
 	w := &lineWriter{width: max(width, 20)}
-	if t.Client != "" || t.Agent != "" {
-		w.add(0, "[gray]client %s · agent %s · protocol v%d[-]", esc(t.Client), esc(t.Agent), t.Version)
+	var about []string
+	if t.Client != "" {
+		about = append(about, "client "+esc(t.Client))
+	}
+	if t.Agent != "" {
+		about = append(about, "agent "+esc(t.Agent))
+	}
+	if t.Version != 0 {
+		about = append(about, fmt.Sprintf("protocol v%d", t.Version))
+	}
+	if len(about) > 0 {
+		w.add(0, "[gray]%s[-]", strings.Join(about, " · "))
 	}
 	if len(t.Sessions) == 0 {
 		w.add(0, "no ACP session in this capture")

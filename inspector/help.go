@@ -28,19 +28,19 @@ var bindings = []struct {
 		{"Q Ctrl-C", "quit"},
 	}},
 	{"find", []binding{
-		{"f", "filter bar (checked as you type; ? grammar; empty clears)"},
-		{"/ n N", "search in the same language; next / previous match"},
+		{"f", "filter bar: checked as typed, ? grammar, empty clears"},
+		{"/ n N", "search (filter language); next / previous match"},
 		{"m", "mark the message (and move on)"},
 		{"M", "show marked messages only (again: all)"},
-		{"p", "jump between a request and its response, show the latency"},
+		{"p", "jump request ↔ response, show the latency"},
 	}},
 	{"show", []binding{
 		{"t", "time column: absolute or Δ since the previous row"},
 		{"r", "detail: raw wire bytes or pretty JSON"},
 		{"x", "detail: expand folded JSON and base64 blobs"},
-		{"F", "follow a live capture: stay at the bottom as rows arrive"},
-		{"c", "conversation: the transcript by prompt turn; Enter jumps to its messages"},
-		{"s", "statistics: per method counts, errors, latency, bytes, rate"},
+		{"F", "follow a live capture (stay on the newest row)"},
+		{"c", "conversation by prompt turn; Enter jumps to it"},
+		{"s", "statistics: per method, latency, bytes, rate"},
 		{"w", "save the message's exact bytes to a file"},
 		{"y", "copy the message to the clipboard (OSC 52)"},
 		{"?", "this help"},
@@ -48,6 +48,7 @@ var bindings = []struct {
 	{"library", []binding{
 		{"Enter", "open the capture, connection or session"},
 		{"d", "delete the capture (asks first; not while live)"},
+		{"g G", "first / last capture"},
 		{"R", "reload the list"},
 	}},
 }

@@ -149,18 +149,15 @@ func (s *stats) render(width int) string {
 		}
 		return ms[i].method < ms[j].method
 	})
-	fmt.Fprintf(&b, "[yellow]%-30s %7s %6s %8s %8s %8s %8s %8s[-]\n", "method", "count", "errors", "p50", "p95", "p99", "max", "bytes")
+	fmt.Fprintf(&b, "[yellow]%-24s %6s %6s %7s %7s %7s %7s %7s[-]\n", "method", "count", "errors", "p50", "p95", "p99", "max", "bytes")
 	for _, m := range ms {
 		name := m.method
-		if len(name) > 30 {
-			name = name[:29] + "…"
+		if len(name) > 24 {
+			name = name[:23] + "…"
 		}
-		errs := fmt.Sprint(m.errors)
+		errs := fmt.Sprintf("%6d", m.errors)
 		if m.errors > 0 {
 			errs = "[red]" + errs + "[-]"
-			errs += strings.Repeat(" ", max(0, 6-len(fmt.Sprint(m.errors))))
-		} else {
-			errs = fmt.Sprintf("%6s", errs)
 		}
 		lat := func(p float64) string {
 			if len(m.latencies) == 0 {
@@ -168,7 +165,7 @@ func (s *stats) render(width int) string {
 			}
 			return shortDuration(percentile(m.latencies, p))
 		}
-		fmt.Fprintf(&b, "%-30s %7d %s %8s %8s %8s %8s %8s\n", tview.Escape(name), m.count, errs,
+		fmt.Fprintf(&b, "%-24s %6d %s %7s %7s %7s %7s %7s\n", tview.Escape(name), m.count, errs,
 			lat(0.50), lat(0.95), lat(0.99), lat(1), humanBytes(m.bytes))
 	}
 	b.WriteString("\n[yellow]latency histogram[-] (responses)\n")

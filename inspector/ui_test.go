@@ -7,6 +7,7 @@ import (
 
 	"github.com/acpscope/acpscope/capture"
 	"github.com/gdamore/tcell/v2"
+	"github.com/rivo/tview"
 )
 
 func TestNavigation(t *testing.T) {
@@ -118,6 +119,11 @@ func TestHelpListsEveryKey(t *testing.T) {
 			if !strings.Contains(screen, b.what) {
 				t.Errorf("help on screen lacks %q (%s)", b.what, b.keys)
 			}
+		}
+	}
+	for _, line := range strings.Split(helpText(), "\n") {
+		if w := tview.TaggedStringWidth(line); w > 78 {
+			t.Errorf("help line is %d cells, wider than an 80-column terminal's box: %q", w, line)
 		}
 	}
 	h.key(tcell.KeyEscape)
