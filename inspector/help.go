@@ -28,7 +28,7 @@ var bindings = []struct {
 		{"Q Ctrl-C", "quit"},
 	}},
 	{"find", []binding{
-		{"f", "filter bar: checked as typed, ? grammar, empty clears"},
+		{"f", "filter: checked as typed, ? grammar, empty clears"},
 		{"/ n N", "search (filter language); next / previous match"},
 		{"m", "mark the message (and move on)"},
 		{"M", "show marked messages only (again: all)"},
