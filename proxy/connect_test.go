@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -320,4 +322,50 @@ func TestConnectThroughProxy(t *testing.T) {
 		t.Errorf("warnings: %q", warnings.String())
 	}
 	containsAll(t, rec, `1 client POST post 0 {"jsonrpc":"2.0","id":2,"method":"session/new"`, `1 agent POST http 202 `, `1 agent DELETE http 202 `)
+}
+
+// TestConnectProxyNoGoroutineLeak runs connect through the proxy over
+// Streamable HTTP and WebSocket, closes everything, and checks that the
+// goroutines are gone.
+func TestConnectProxyNoGoroutineLeak(t *testing.T) {
+	before := runtime.NumGoroutine()
+	func() {
+		srv, err := NewServer(ServeOptions{Argv: agentArgv("acp"), Agent: AgentOptions{Grace: 200 * time.Millisecond}, Stderr: io.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		up := httptest.NewServer(srv)
+		p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: up.URL + "/acp", Recorder: &memRecorder{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		front := httptest.NewServer(p)
+		for _, u := range []string{front.URL + "/acp", "ws" + strings.TrimPrefix(front.URL, "http") + "/acp"} {
+			stdinR, stdinW := io.Pipe()
+			var out tap
+			done := make(chan error, 1)
+			go func() { done <- Connect(context.Background(), ConnectOptions{URL: u, Stdin: stdinR, Stdout: &out}) }()
+			io.WriteString(stdinW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`+"\n")
+			waitFor(t, func() bool { return bytes.Contains(out.bytes(), []byte(`"protocolVersion":1`)) })
+			stdinW.Close()
+			if err := <-done; err != nil {
+				t.Fatalf("connect %s: %v", u, err)
+			}
+		}
+		waitFor(t, func() bool { return srv.Conns() == 0 })
+		p.Close()
+		front.CloseClientConnections()
+		front.Close()
+		srv.Close()
+		up.CloseClientConnections()
+		up.Close()
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<16)
+		t.Fatalf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -442,5 +443,43 @@ func TestServeCORS(t *testing.T) {
 	readAll(t, resp.Body)
 	if resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("foreign preflight: %d", resp.StatusCode)
+	}
+}
+
+// TestServeNoGoroutineLeak runs a connection over HTTP and one over
+// WebSocket, closes everything, and checks that the goroutines are gone.
+func TestServeNoGoroutineLeak(t *testing.T) {
+	before := runtime.NumGoroutine()
+	func() {
+		srv, err := NewServer(ServeOptions{Argv: agentArgv("acp"), Agent: AgentOptions{Grace: 200 * time.Millisecond},
+			KeepAlive: 20 * time.Millisecond, Stderr: io.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewServer(srv)
+		f := &serveFixture{srv: srv, http: hs, rec: &memRecorder{}, c: hs.Client(), url: hs.URL + "/acp"}
+		conn := f.initialize(t)
+		events, resp := f.openStream(t, conn, "")
+		next(t, events) // a keep-alive
+		resp.Body.Close()
+		ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(f.url, "http"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`))
+		ws.ReadMessage()
+		ws.Close()
+		srv.Close()
+		hs.CloseClientConnections()
+		hs.Close()
+		hs.Client().CloseIdleConnections()
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<16)
+		t.Fatalf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
 	}
 }
