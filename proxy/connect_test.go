@@ -369,3 +369,16 @@ func TestConnectProxyNoGoroutineLeak(t *testing.T) {
 		t.Fatalf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+// TestConnectDrainsAtEOF checks that connect still delivers the answers
+// to requests sent just before the editor closed stdin, over both
+// transports.
+func TestConnectDrainsAtEOF(t *testing.T) {
+	f := startServe(t, protoH1, nil)
+	for _, u := range []string{f.url, "ws" + strings.TrimPrefix(f.url, "http")} {
+		out, err := connectOnce(u, "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`)
+		if err != nil || !strings.Contains(out, `"id":0,"result"`) {
+			t.Fatalf("%s: got %q, %v", u, out, err)
+		}
+	}
+}

@@ -40,6 +40,7 @@ func (b *bridge) runWS(ctx context.Context) error {
 	b.record(connectConn, wire.DirAgent, nil, 0, env(wire.StreamHTTPControl, resp.StatusCode, resp.Header))
 
 	var closing atomic.Bool
+	pending := &pendingIDs{ids: map[string]bool{}}
 	readerDone := make(chan struct{})
 	go func() { // reader: ends when the socket closes
 		defer close(readerDone)
@@ -58,6 +59,7 @@ func (b *bridge) runWS(ctx context.Context) error {
 			// Recorded before the editor sees it, so its answer is
 			// never recorded first.
 			b.record(connectConn, wire.DirAgent, msg, 0, env(wire.StreamWebSocket, 0, nil))
+			pending.answered(msg)
 			if err := b.emit(msg); err != nil {
 				b.fail(err)
 				return
@@ -71,6 +73,7 @@ func (b *bridge) runWS(ctx context.Context) error {
 			writeMu.Lock()
 			defer writeMu.Unlock()
 			b.record(connectConn, wire.DirClient, line, 0, env(wire.StreamWebSocket, 0, nil))
+			pending.sent(line)
 			if err := ws.WriteMessage(websocket.TextMessage, line); err != nil {
 				return lostf("writing to the WebSocket: %v", err)
 			}
@@ -80,6 +83,11 @@ func (b *bridge) runWS(ctx context.Context) error {
 	var result error
 	select {
 	case result = <-stdinDone:
+		if result == nil {
+			// The editor is done: let the answers to its last requests
+			// arrive (as they would over HTTP), for a while.
+			pending.wait(wsDrainWait, readerDone)
+		}
 	case result = <-b.lost:
 	case <-ctx.Done():
 		result = ctx.Err()
@@ -108,4 +116,49 @@ func (b *bridge) dialError(resp *http.Response, err error) error {
 		hint = "; pass the server's token with --auth-token"
 	}
 	return fmt.Errorf("connecting to %s: the server answered %s: %s%s", b.url, resp.Status, msg, hint)
+}
+
+// wsDrainWait bounds how long connect waits, after the editor closed
+// stdin, for answers to requests it already sent.
+const wsDrainWait = 5 * time.Second
+
+// pendingIDs tracks the editor's requests still unanswered.
+type pendingIDs struct {
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+func (p *pendingIDs) sent(line []byte) {
+	if m := wire.Classify(line); m.Kind == wire.KindRequest {
+		p.mu.Lock()
+		p.ids[string(m.ID)] = true
+		p.mu.Unlock()
+	}
+}
+
+func (p *pendingIDs) answered(msg []byte) {
+	if m := wire.Classify(msg); m.Kind == wire.KindResponse || m.Kind == wire.KindError {
+		p.mu.Lock()
+		delete(p.ids, string(m.ID))
+		p.mu.Unlock()
+	}
+}
+
+func (p *pendingIDs) empty() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.ids) == 0
+}
+
+// wait returns when every request is answered, after max, or when the
+// socket's reader has ended.
+func (p *pendingIDs) wait(max time.Duration, readerDone <-chan struct{}) {
+	deadline := time.Now().Add(max)
+	for !p.empty() && time.Now().Before(deadline) {
+		select {
+		case <-readerDone:
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
