@@ -28,6 +28,9 @@ Reconnect policy: none. A connection's state (its sessions, pending
 requests) lives on the server, so a new connection could not continue the
 editor's conversation: when the server goes away, connect says why on
 stderr and exits with status 1; the editor restarts the agent.
+When the editor closes stdin, connect delivers the answers to requests it
+already sent (waiting up to 5 s over WebSocket), then ends the connection
+(DELETE, or a WebSocket close), which stops the agent on the server.
 Exit status: 0 when the editor closes stdin, 1 when the connection fails or
 is lost, 2 for usage errors.`,
 		setup: func(fs *flag.FlagSet) {
