@@ -34,7 +34,7 @@ already sent (waiting up to 5 s over WebSocket), then ends the connection
 Exit status: 0 when the editor closes stdin, 1 when the connection fails or
 is lost, 2 for usage errors.`,
 		setup: func(fs *flag.FlagSet) {
-			fs.String("auth-token", os.Getenv("ACPSCOPE_AUTH_TOKEN"), "send 'Authorization: Bearer TOKEN' (default $ACPSCOPE_AUTH_TOKEN)")
+			fs.String("auth-token", "", "send 'Authorization: Bearer TOKEN' (default $ACPSCOPE_AUTH_TOKEN)")
 			fs.Bool("h2c", false, "speak cleartext HTTP/2 with prior knowledge to an http:// server")
 			fs.Bool("unsafe-insecure", false, "do not verify the server's TLS certificate (UNSAFE)")
 			netCaptureFlags(fs)
@@ -67,7 +67,7 @@ func runConnect(fs *flag.FlagSet, args []string) (int, error) {
 	meta.Upstream = args[0]
 	w := openNetCapture(fs, meta)
 	opts := proxy.ConnectOptions{URL: args[0], Stdin: os.Stdin, Stdout: os.Stdout}
-	opts.AuthToken, _ = fs.GetString("auth-token")
+	opts.AuthToken = authToken(fs)
 	opts.H2C, _ = fs.GetBool("h2c")
 	opts.UnsafeInsecure, _ = fs.GetBool("unsafe-insecure")
 	opts.Warn = func(msg string) { fmt.Fprintln(os.Stderr, msg) }

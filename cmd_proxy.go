@@ -134,6 +134,15 @@ func hostName(raw string) string {
 	return "remote"
 }
 
+// authToken is --auth-token, else $ACPSCOPE_AUTH_TOKEN (which keeps the
+// token out of ps and out of --help's defaults).
+func authToken(fs *flag.FlagSet) string {
+	if t, _ := fs.GetString("auth-token"); t != "" {
+		return t
+	}
+	return os.Getenv("ACPSCOPE_AUTH_TOKEN")
+}
+
 // redactArgs returns argv with the value of --auth-token hidden, for the
 // capture's metadata: no credential is ever stored in clear.
 func redactArgs(argv []string) []string {

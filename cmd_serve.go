@@ -33,7 +33,7 @@ agent's order.`,
 			fs.String("path", "/acp", "the endpoint path")
 			tlsFlags(fs)
 			fs.StringArray("allow-origin", nil, "browser Origin allowed besides our own (repeatable; * allows any)")
-			fs.String("auth-token", os.Getenv("ACPSCOPE_AUTH_TOKEN"), "require 'Authorization: Bearer TOKEN' (default $ACPSCOPE_AUTH_TOKEN)")
+			fs.String("auth-token", "", "require 'Authorization: Bearer TOKEN' (default $ACPSCOPE_AUTH_TOKEN)")
 			fs.Duration("keepalive", proxy.DefaultKeepAlive, "keep-alive comment interval on quiet SSE streams (0 disables)")
 			fs.Duration("grace", proxy.DefaultGrace, "when a connection ends, how long its agent gets before SIGTERM, then SIGKILL")
 			netCaptureFlags(fs)
@@ -57,7 +57,7 @@ func runServe(fs *flag.FlagSet, args []string) (int, error) {
 	opts := proxy.ServeOptions{Argv: args}
 	opts.Path, _ = fs.GetString("path")
 	opts.AllowOrigins, _ = fs.GetStringArray("allow-origin")
-	opts.AuthToken, _ = fs.GetString("auth-token")
+	opts.AuthToken = authToken(fs)
 	opts.KeepAlive, _ = fs.GetDuration("keepalive")
 	if opts.KeepAlive == 0 {
 		opts.KeepAlive = -1
