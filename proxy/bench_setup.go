@@ -90,8 +90,9 @@ func benchSetups(ctx context.Context, cfg BenchConfig) ([]*benchSetup, error) {
 		}})
 	}
 	if wanted(cfg, "d") {
+		var n atomic.Int64
 		all = append(all, &benchSetup{key: "d", name: "(d) acpscope, capture on", middle: true, capture: true, command: func(tag string, agent []string) (*exec.Cmd, string) {
-			path := benchFile(cfg, "capture-"+tag+".acpscope")
+			path := benchFile(cfg, fmt.Sprintf("capture-%s-%d.acpscope", tag, n.Add(1)))
 			return cfg.Proxy(path, agent), path
 		}})
 	}
@@ -197,6 +198,9 @@ func (m *benchRun) finish(err error) error {
 		err = fmt.Errorf("%w; stderr: %s", err, strings.TrimSpace(m.stderr.String()))
 	}
 	if m.capture != "" {
+		if err == nil && strings.Contains(m.stderr.String(), "NOT RECORDING") {
+			err = fmt.Errorf("the proxy did not record: %s", strings.TrimSpace(m.stderr.String()))
+		}
 		m.captureLoss, m.captureNote = readCaptureLoss(m.capture)
 	}
 	return err
