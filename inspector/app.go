@@ -55,16 +55,19 @@ func Run(opts Options) error {
 		}
 		opts.Dir = dir
 	}
+	// The capture is opened before the screen is taken over, so that an
+	// error leaves the terminal as it was.
+	src := opts.source
+	if src == nil && opts.Path != "" {
+		var err error
+		if src, err = capture.OpenSource(opts.Path); err != nil {
+			return fmt.Errorf("opening capture %q: %w", opts.Path, err)
+		}
+	}
 	a := newApp(opts)
 	a.screen = screen
 	a.tv.SetScreen(screen)
-	if opts.source != nil {
-		a.showCapture(opts.Path, opts.source, "")
-	} else if opts.Path != "" {
-		src, err := capture.OpenSource(opts.Path)
-		if err != nil {
-			return fmt.Errorf("opening capture %q: %w", opts.Path, err)
-		}
+	if src != nil {
 		a.showCapture(opts.Path, src, "")
 	} else {
 		a.showLibrary()
