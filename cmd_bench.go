@@ -48,6 +48,9 @@ func benchFlags(fs *flag.FlagSet) {
 	fs.Int("big-count", 10, "lines for the MB/s run")
 	fs.Int("big-size", 10_000_000, "bytes per line in the MB/s run")
 	fs.Int("rss-size", 100<<20, "one line of this many bytes to measure peak RSS (0: skip)")
+	fs.Int("reps", 3, "repeat each throughput run this many times, setups alternating; the median counts")
+	fs.Int("paced-msgs", 500_000, "also run (d) with the agent paced to this many lines/s, to check capture loses nothing (negative: skip)")
+	fs.Int("paced-mb", 250, "also run (d) with big lines paced to this many MB/s (negative: skip)")
 	fs.String("setups", "a,b,c,d", "setups to run: a direct, b minimal forwarder, c tee pipeline, d acpscope with capture, e acpscope --no-capture")
 	fs.String("keep", "", "keep the forwarder, logs and captures in this directory")
 }
@@ -73,6 +76,9 @@ func runBench(fs *flag.FlagSet, args []string) (int, error) {
 	if cfg.RSSSize, _ = fs.GetInt("rss-size"); cfg.RSSSize == 0 {
 		cfg.RSSSize = -1
 	}
+	cfg.Reps, _ = fs.GetInt("reps")
+	cfg.PacedMsgRate, _ = fs.GetInt("paced-msgs")
+	cfg.PacedMBRate, _ = fs.GetInt("paced-mb")
 	setups, _ := fs.GetString("setups")
 	cfg.Setups = strings.Split(setups, ",")
 	if cfg.Dir, _ = fs.GetString("keep"); cfg.Dir != "" {

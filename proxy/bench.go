@@ -292,7 +292,7 @@ func runPaced(ctx context.Context, cfg BenchConfig, s *benchSetup, row *BenchRow
 		if err != nil {
 			return err
 		}
-		row.Paced = append(row.Paced, r.paced(fmt.Sprintf("%dk msgs/s of %d B", cfg.PacedMsgRate/1000, cfg.MsgSize), r.linesPerS()/1e3, "k msgs/s"))
+		row.Paced = append(row.Paced, r.paced(fmt.Sprintf("%dk msgs/s of %d B", cfg.PacedMsgRate/1000, cfg.MsgSize), r.linesPerS()/1e3, "k msgs/s", goalMsgRate/1e3))
 	}
 	if cfg.PacedMBRate > 0 {
 		rate := max(1, cfg.PacedMBRate*1_000_000/cfg.BigSize)
@@ -300,16 +300,23 @@ func runPaced(ctx context.Context, cfg BenchConfig, s *benchSetup, row *BenchRow
 		if err != nil {
 			return err
 		}
-		row.Paced = append(row.Paced, r.paced(fmt.Sprintf("%d MB/s of %d B lines", cfg.PacedMBRate, cfg.BigSize), r.mbPerS(), " MB/s"))
+		row.Paced = append(row.Paced, r.paced(fmt.Sprintf("%d MB/s of %d B lines", cfg.PacedMBRate, cfg.BigSize), r.mbPerS(), " MB/s", goalMBRate))
 	}
 	return nil
 }
+
+// The rates at which issue 2 asks for zero capture loss.
+const (
+	goalMsgRate = 500e3 // 200 B lines per second
+	goalMBRate  = 250   // MB/s of 10 MB lines
+)
 
 // PacedRun is one run at a set rate.
 type PacedRun struct {
 	Target      string  // what was asked for
 	Achieved    float64 // in Unit
 	Unit        string
+	Goal        float64 // the rate the target asks for, in Unit
 	WireLoss    int64
 	CaptureLoss int64 // -1 when unknown
 }
@@ -325,8 +332,8 @@ type burstResult struct {
 func (r burstResult) linesPerS() float64 { return float64(r.lines) / r.d.Seconds() }
 func (r burstResult) mbPerS() float64    { return float64(r.bytes) / 1e6 / r.d.Seconds() }
 
-func (r burstResult) paced(target string, achieved float64, unit string) PacedRun {
-	return PacedRun{Target: target, Achieved: achieved, Unit: unit, WireLoss: r.lost, CaptureLoss: r.run.captureLoss}
+func (r burstResult) paced(target string, achieved float64, unit string, goal float64) PacedRun {
+	return PacedRun{Target: target, Achieved: achieved, Unit: unit, Goal: goal, WireLoss: r.lost, CaptureLoss: r.run.captureLoss}
 }
 
 // burst runs the agent in burst mode through the setup, at pace lines

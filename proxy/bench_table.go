@@ -78,8 +78,10 @@ func (r *BenchReport) printTargets(w io.Writer) {
 		check(d.Loss == 0 && d.CaptureLoss == 0 && d.MsgsPerS >= 500e3, "zero loss at ≥ 500k msgs/s: %.0fk msgs/s, wire loss %d, capture loss %s", d.MsgsPerS/1e3, d.Loss, captureLoss(d))
 	}
 	for _, p := range d.Paced {
-		check(p.WireLoss == 0 && p.CaptureLoss == 0, "zero loss at %s: wire loss %d, capture loss %s (achieved %.0f%s)",
-			p.Target, p.WireLoss, lossString(p.CaptureLoss), p.Achieved, p.Unit)
+		// Pacing by sleeps lands within a few percent of the rate asked.
+		check(p.WireLoss == 0 && p.CaptureLoss == 0 && p.Achieved >= 0.95*p.Goal,
+			"zero loss at ≥ %.0f%s: paced at %s, achieved %.0f%s, wire loss %d, capture loss %s",
+			p.Goal, p.Unit, p.Target, p.Achieved, p.Unit, p.WireLoss, lossString(p.CaptureLoss))
 	}
 	fm, fb := ratio(d.MsgsPerS, b.MsgsPerS), ratio(d.MBPerS, b.MBPerS)
 	check(fm >= 0.8 && fb >= 0.8, "forwarding ≥ 0.8× the forwarder: %.2f× msgs/s, %.2f× MB/s", fm, fb)
