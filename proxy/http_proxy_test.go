@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"bytes"
+	"compress/gzip"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -302,5 +304,36 @@ func TestHTTPProxyUpstreamProtocol(t *testing.T) {
 	}
 	if _, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upSrv.URL, UpstreamProtocol: "spdy"}); err == nil {
 		t.Fatal("an unknown upstream protocol was accepted")
+	}
+}
+
+// TestHTTPProxyCompressed checks that a compressed stream passes byte for
+// byte and is recorded as an opening only, saying why.
+func TestHTTPProxyCompressed(t *testing.T) {
+	var sent bytes.Buffer
+	zw := gzip.NewWriter(&sent)
+	io.WriteString(zw, "data: {\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n\n")
+	zw.Close()
+	up := startServer(t, protoH1, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write(sent.Bytes())
+	}))
+	rec := &memRecorder{}
+	p, _ := NewHTTPProxy(HTTPProxyOptions{Upstream: up.URL + "/acp", Recorder: rec})
+	front := startServer(t, protoH1, p)
+	req, _ := http.NewRequest(http.MethodGet, front.URL+"/acp", nil)
+	req.Header.Set("Accept-Encoding", "gzip") // set by hand: Go then leaves the body compressed
+	resp, err := clientFor(t, protoH1, front).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, resp.Body); got != sent.String() {
+		t.Fatalf("client got %q, upstream sent %q", got, sent.String())
+	}
+	waitFor(t, func() bool { return len(rec.all()) > 0 })
+	frames := rec.all()
+	if len(frames) != 1 || frames[0].Env.Headers["content-encoding"] != "gzip" || frames[0].Env.Stream != wire.StreamHTTPControl {
+		t.Fatalf("recorded %+v", frames)
 	}
 }

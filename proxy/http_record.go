@@ -31,7 +31,10 @@ import (
 //   - a WebSocket close: Stream "ws", empty body, Headers["ws-close"]
 //     holding "CODE reason", in the direction of whoever closed.
 //
-// SSE comments (keep-alives) are forwarded but not recorded.
+// SSE comments (keep-alives) are forwarded but not recorded. A response
+// the upstream compressed (Content-Encoding, when the client asked for it)
+// is forwarded unchanged but only its opening is recorded: its messages
+// cannot be read without decompressing, which the proxy does not do.
 type FrameRecorder interface {
 	Frame(conn uint32, dir wire.Dir, t int64, b []byte, flags wire.Flags, env *wire.Envelope)
 }
@@ -131,7 +134,7 @@ const (
 var keptHeaders = []string{
 	"Content-Type", "Accept", "Last-Event-Id", "Origin", "Upgrade",
 	"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie",
-	"Sec-Websocket-Protocol", "Www-Authenticate", "Location",
+	"Sec-Websocket-Protocol", "Www-Authenticate", "Location", "Content-Encoding",
 }
 
 // envelopeHeaders picks the headers to store, credentials redacted.

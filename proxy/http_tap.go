@@ -3,6 +3,7 @@ package proxy
 import (
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/acpscope/acpscope/wire"
@@ -35,6 +36,7 @@ const (
 	modeControl responseMode = iota // no message in the body
 	modeJSON                        // a JSON body: a message (initialize's reply)
 	modeSSE                         // an event stream
+	modeOpaque                      // a compressed body: forwarded, not parsed
 )
 
 func (p *HTTPProxy) newExchange(r *http.Request) *exchange {
@@ -108,6 +110,12 @@ func (ex *exchange) respond(status int, h http.Header, conns *connTable) {
 	}
 	ct := h.Get("Content-Type")
 	switch {
+	case isCompressed(h):
+		// The client asked for compression and the upstream used it: the
+		// bytes pass unchanged, but there are no messages to read in
+		// them. The opening record says so through Content-Encoding.
+		ex.mode = modeOpaque
+		ex.rec.Frame(ex.conn, wire.DirAgent, now(), nil, 0, ex.envelope(wire.StreamHTTPControl, h))
 	case isEventStream(ct):
 		ex.mode = modeSSE
 		// The stream's opening, so its status and headers are on record.
@@ -122,6 +130,7 @@ func (ex *exchange) respond(status int, h http.Header, conns *connTable) {
 // tap takes a copy of response bytes already written to the client.
 func (ex *exchange) tap(b []byte) {
 	switch ex.mode {
+	case modeOpaque:
 	case modeSSE:
 		ex.sse.Push(b, ex.recordEvent)
 	default:
@@ -170,6 +179,7 @@ func (ex *exchange) finish(cut bool) {
 		flags |= wire.FlagPartial
 	}
 	switch ex.mode {
+	case modeOpaque:
 	case modeSSE:
 		ex.sse.End(ex.recordEvent)
 	case modeJSON:
@@ -281,3 +291,9 @@ func (w *tapWriter) Write(b []byte) (int, error) {
 
 // Unwrap lets http.ResponseController find Flush on the real writer.
 func (w *tapWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// isCompressed reports a Content-Encoding other than identity.
+func isCompressed(h http.Header) bool {
+	ce := strings.TrimSpace(strings.ToLower(h.Get("Content-Encoding")))
+	return ce != "" && ce != "identity"
+}
