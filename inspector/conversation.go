@@ -13,6 +13,10 @@ import (
 
 const pageConversation = "conversation"
 
+// largeTranscript is the message count above which the view says how to
+// narrow it: the transcript holds every body it was built from.
+const largeTranscript = 200_000
+
 // conversation is the transcript page: one line per table row, each
 // pointing at the messages it came from.
 type conversation struct {
@@ -27,8 +31,9 @@ type convLine struct {
 	seq  uint64
 }
 
-// loadMsgs reads every JSON-RPC record with its body, for the transcript.
-func loadMsgs(j *job, src capture.Source, progress func(done, total uint64)) ([]protocol.Msg, error) {
+// loadMsgs reads the JSON-RPC records the filter lets through (all when
+// f is nil) with their bodies, for the transcript.
+func loadMsgs(j *job, src capture.Source, f *capture.Filter, progress func(done, total uint64)) ([]protocol.Msg, error) {
 	var msgs []protocol.Msg
 	last := src.Last()
 	lastReport := time.Now()
@@ -44,6 +49,10 @@ func loadMsgs(j *job, src capture.Source, progress func(done, total uint64)) ([]
 			}
 		}
 		if !r.Kind.IsProtocol() {
+			return true
+		}
+		seq := r.Seq
+		if !f.Match(r, func() []byte { b, _ := src.Body(seq); return b }) {
 			return true
 		}
 		body, err := src.Body(r.Seq)
@@ -330,7 +339,11 @@ func (cv *captureView) showConversation() {
 		cv.convo.job.stop()
 	}
 	c := &conversation{table: tview.NewTable().SetSelectable(true, false)}
-	c.table.SetBorder(true).SetTitle(" conversation (Enter jumps to the messages, Esc back) ")
+	title := " conversation (Enter jumps to the messages, Esc back) "
+	if cv.filter != nil {
+		title = " conversation of " + esc(cv.filter.Source()) + " (Enter jumps, Esc back) "
+	}
+	c.table.SetBorder(true).SetTitle(title)
 	c.table.SetCell(0, 0, tview.NewTableCell("reading the capture…"))
 	c.table.SetInputCapture(func(ev *tcell.EventKey) *tcell.EventKey {
 		switch {
@@ -358,9 +371,9 @@ func (cv *captureView) showConversation() {
 	})
 	cv.convo = c
 	_, _, width, _ := cv.table.GetInnerRect()
-	src := cv.src
+	src, f := cv.src, cv.filter
 	c.job = cv.a.start(func(j *job) { // transcript worker
-		msgs, err := loadMsgs(j, src, func(done, total uint64) {
+		msgs, err := loadMsgs(j, src, f, func(done, total uint64) {
 			j.post(func() {
 				c.table.SetCell(0, 0, tview.NewTableCell(fmt.Sprintf("reading the capture… %d%%", done*100/max(total, 1))))
 			})
@@ -369,6 +382,9 @@ func (cv *captureView) showConversation() {
 			return
 		}
 		lines := transcriptLines(protocol.BuildTranscript(msgs), width-2)
+		if len(msgs) > largeTranscript && f == nil {
+			lines = append([]convLine{{text: fmt.Sprintf("[yellow]%d messages held in memory for this view; a filter such as session:ID narrows it[-]", len(msgs))}}, lines...)
+		}
 		if err != nil {
 			lines = append([]convLine{{text: "[red]" + esc(err.Error()) + "[-]"}}, lines...)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gdamore/tcell/v2"
@@ -92,5 +93,25 @@ func TestFollowMode(t *testing.T) {
 	h.waitFor("finished, exit 0", "the proxy finished")
 	if strings.Contains(h.text(), "● live") {
 		t.Fatal("still marked live after the feed ended")
+	}
+}
+
+func TestConversationFollowsFilter(t *testing.T) {
+	src := demoSource()
+	// A second session, which the filter leaves out.
+	src.add(wire.DirClient, src.meta.Start.Add(5*time.Second), `{"jsonrpc":"2.0","id":9,"method":"session/prompt","params":{"sessionId":"other_session","prompt":[{"type":"text","text":"Another question"}]}}`, false)
+	h := startUI(t, Options{source: src})
+	h.waitFor("#1 pretty")
+	h.typeKeys("c")
+	h.waitFor("session sess_0123456789", "session other_session", "Another question")
+	h.key(tcell.KeyEscape)
+	h.typeKeys("f")
+	h.typeKeys("session:sess_")
+	h.key(tcell.KeyEnter)
+	h.waitFor("shown")
+	h.typeKeys("c")
+	h.waitFor("conversation of session:sess_", "user: Read the README")
+	if strings.Contains(h.text(), "other_session") {
+		t.Fatalf("the filtered conversation shows another session:\n%s", h.text())
 	}
 }
