@@ -103,7 +103,9 @@ func newCaptureView(a *app, path string, src capture.Source) *captureView {
 		return x, y, w, h
 	})
 	if live, ok := src.(liveSource); ok {
+		// Traffic scrolls in from the bottom, as in tail -f.
 		cv.follow = true
+		cv.toEnd()
 		cv.follower = a.start(func(j *job) { cv.followLive(j, live) })
 	}
 	cv.showDetail()

@@ -59,9 +59,8 @@ func TestFollowMode(t *testing.T) {
 		src.arrive(wire.DirClient, fmt.Sprintf(`{"jsonrpc":"2.0","method":"note","params":{"i":%d}}`, i))
 	}
 	h := startUI(t, Options{source: src})
-	h.waitFor("● live", "follow", "5 msgs")
-	h.typeKeys("G")
-	h.waitFor("#5 pretty")
+	// A live capture opens at its newest message.
+	h.waitFor("● live", "follow", "5 msgs", "#5 pretty")
 	for i := 5; i < 60; i++ {
 		src.arrive(wire.DirAgent, fmt.Sprintf(`{"jsonrpc":"2.0","method":"note","params":{"i":%d}}`, i))
 	}
