@@ -86,25 +86,37 @@ func (b *builder) handle(it *item) {
 		b.line(it, line, flags)
 	}
 	if it.gap {
-		if it.resync {
-			b.w.tap.lostMsgs.Add(1)
-		}
 		f.gap(it.resync, emit)
 	}
+	var endedLost bool
 	switch it.kind {
 	case itemChunk:
-		f.push(it.data, emit)
+		endedLost = f.push(it.data, emit)
 	case itemEnd:
-		f.flush(func(line []byte) { b.line(it, line, wire.FlagPartial) })
+		endedLost = f.flush(func(line []byte) { b.line(it, line, wire.FlagPartial) })
 		delete(b.framers, k)
+	}
+	if endedLost {
+		b.w.tap.lostMsgs.Add(1)
 	}
 }
 
-// flushAll records every stream's unfinished frame as partial (Close).
+// flushAll records every stream's unfinished frame as partial (Close),
+// first applying drops the tap could not report (its queue was full).
 func (b *builder) flushAll() {
+	b.w.tap.streams.Range(func(key, v any) bool {
+		k, st := key.(streamKey), v.(*tapStream)
+		if st.gap.Swap(false) {
+			b.handle(&item{kind: itemChunk, stream: k.stream, dir: k.stream.Dir(), conn: k.conn,
+				t: time.Now().UnixNano(), gap: true, resync: st.midLine.Load()})
+		}
+		return true
+	})
 	for k, f := range b.framers {
 		it := &item{stream: k.stream, dir: k.stream.Dir(), conn: k.conn, t: time.Now().UnixNano()}
-		f.flush(func(line []byte) { b.line(it, line, wire.FlagPartial) })
+		if f.flush(func(line []byte) { b.line(it, line, wire.FlagPartial) }) {
+			b.w.tap.lostMsgs.Add(1)
+		}
 	}
 	clear(b.framers)
 }

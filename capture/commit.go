@@ -57,7 +57,6 @@ func (w *Writer) build() {
 					drained = true
 				}
 			}
-			w.tap.lostMsgs.Add(w.tap.unresolvedGaps())
 			b.flushAll()
 			send(true)
 			return

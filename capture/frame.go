@@ -24,29 +24,36 @@ type emitFunc func(frame []byte, lost bool)
 // gap handles dropped bytes before the next chunk: the frame in progress
 // lost its tail, and with resync the bytes up to the next newline belong
 // to a frame that is lost.
+//
+// Loss is counted once per frame: the tap counts the newlines it dropped
+// (each ends a frame that overlapped the drop), and the framer counts
+// the frame that straddles the end of a drop when it sees that frame end
+// (push, or flush while still skipping). A frame whose end falls into a
+// later drop is then counted by that drop's newlines, not twice.
 func (f *lineFramer) gap(resync bool, emit emitFunc) {
 	if f.pending > 0 {
 		emit(f.assemble(nil), true)
 	}
-	f.skipping = resync
+	f.skipping = f.skipping || resync
 }
 
-// push consumes an owned chunk.
-func (f *lineFramer) push(data []byte, emit emitFunc) {
+// push consumes an owned chunk. It reports whether it ended a frame
+// that was being skipped (a lost frame to count).
+func (f *lineFramer) push(data []byte, emit emitFunc) (endedLost bool) {
 	for len(data) > 0 {
 		nl := bytes.IndexByte(data, '\n')
 		if f.skipping {
 			if nl < 0 {
-				return
+				return endedLost
 			}
-			f.skipping = false
+			f.skipping, endedLost = false, true
 			data = data[nl+1:]
 			continue
 		}
 		if nl < 0 {
 			f.pieces = append(f.pieces, data)
 			f.pending += len(data)
-			return
+			return endedLost
 		}
 		if f.pending == 0 {
 			emit(data[:nl:nl], false)
@@ -55,14 +62,17 @@ func (f *lineFramer) push(data []byte, emit emitFunc) {
 		}
 		data = data[nl+1:]
 	}
+	return endedLost
 }
 
-// flush hands out an unfinished frame at the end of the stream.
-func (f *lineFramer) flush(emit func(frame []byte)) {
-	f.skipping = false
+// flush hands out an unfinished frame at the end of the stream. It
+// reports whether the stream ended inside a skipped (lost) frame.
+func (f *lineFramer) flush(emit func(frame []byte)) (endedLost bool) {
+	endedLost, f.skipping = f.skipping, false
 	if f.pending > 0 {
 		emit(f.assemble(nil))
 	}
+	return endedLost
 }
 
 // assemble joins the pending pieces and last into one exact-size slice.

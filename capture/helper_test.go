@@ -102,3 +102,14 @@ func readAll(t testing.TB, r *Reader) []Record {
 	}
 	return out
 }
+
+type boltTx = bolt.Tx
+
+func mustBolt(t testing.TB, path string) *bolt.DB {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: openTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}

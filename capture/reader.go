@@ -141,9 +141,7 @@ func (r *Reader) Last() uint64 { return r.last }
 // Record returns the metadata of one record, without its body.
 func (r *Reader) Record(seq uint64) (rec Record, err error) {
 	defer r.guard(&err)()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	seg, err := r.segmentLocked(seq)
+	seg, err := r.segment(seq)
 	if err != nil {
 		return Record{}, err
 	}
@@ -153,9 +151,7 @@ func (r *Reader) Record(seq uint64) (rec Record, err error) {
 // Body returns a copy of the record's exact bytes.
 func (r *Reader) Body(seq uint64) (body []byte, err error) {
 	defer r.guard(&err)()
-	r.mu.Lock()
-	seg, err := r.segmentLocked(seq)
-	r.mu.Unlock()
+	seg, err := r.segment(seq)
 	if err != nil {
 		return nil, err
 	}
@@ -236,9 +232,11 @@ func (r *Reader) Close() error {
 	return r.db.Close()
 }
 
-// segmentLocked returns the segment holding seq, from the cache or the
-// file; r.mu must be held.
-func (r *Reader) segmentLocked(seq uint64) (*segment, error) {
+// segment returns the segment holding seq, from the cache or the file.
+// The deferred unlock matters: a damaged file can make bbolt panic here.
+func (r *Reader) segment(seq uint64) (*segment, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.closed {
 		return nil, ErrClosed
 	}

@@ -36,6 +36,10 @@ const segVersion = 1
 
 var errSegment = errors.New("malformed segment")
 
+// minRecordLen is the fewest bytes one record's metadata takes (fifteen
+// one-byte fields); it bounds what a damaged count can make us allocate.
+const minRecordLen = 15
+
 // segEncoder builds one segment's metadata value.
 type segEncoder struct {
 	buf      []byte
@@ -145,7 +149,7 @@ func decodeSegment(first uint64, v []byte) (*segment, error) {
 		return nil, fmt.Errorf("segment %d: unknown version: %w", first, errSegment)
 	}
 	count := d.uvarint()
-	if d.err != nil || count == 0 || count > uint64(len(v)) {
+	if d.err != nil || count == 0 || count > uint64(len(v))/minRecordLen {
 		return nil, fmt.Errorf("segment %d: bad record count: %w", first, errSegment)
 	}
 	seg := &segment{first: first, recs: make([]Record, count), offsets: make([]int64, count+1)}

@@ -157,18 +157,3 @@ func (w *Writer) Frame(conn uint32, dir wire.Dir, t int64, b []byte, flags wire.
 		tp.lossEvents.Add(1)
 	}
 }
-
-// unresolvedGaps counts, at Close, the streams whose last bytes were
-// dropped inside a line: that frame was lost too.
-func (tp *tap) unresolvedGaps() int64 {
-	var n int64
-	tp.streams.Range(func(_, v any) bool {
-		st := v.(*tapStream)
-		if st.gap.Load() && st.midLine.Load() {
-			n++
-		}
-		st.gap.Store(false)
-		return true
-	})
-	return n
-}

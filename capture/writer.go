@@ -85,11 +85,15 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 		return nil, fmt.Errorf("creating capture directory: %w", err)
 	}
 	removeStaleSocket(path)
+	mmapSize := 1 << 30 // readers of the feed then never block a commit's remap
+	if opts.maxFileSize > 0 {
+		mmapSize = 0
+	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{
 		Timeout:         time.Second,
 		NoFreelistSync:  true,
 		FreelistType:    bolt.FreelistMapType,
-		InitialMmapSize: 1 << 30, // readers of the feed then never block a commit's remap
+		InitialMmapSize: mmapSize,
 		NoSync:          opts.NoSync,
 		MaxSize:         opts.maxFileSize,
 		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {

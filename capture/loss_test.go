@@ -1,0 +1,168 @@
+package capture
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acpscope/acpscope/wire"
+)
+
+// TestOverflowAccounting makes the writer slow on purpose and checks that
+// every frame is either recorded intact or counted lost, that the tap
+// never blocks, that Warn speaks and that the loss lands in the file.
+func TestOverflowAccounting(t *testing.T) {
+	var ws warnings
+	w := createTest(t, WriterOptions{NoSync: true, NoFeed: true, Warn: ws.warn,
+		CommitDelay: 30 * time.Millisecond, QueueChunks: 16, QueueBytes: 8 << 10, CommitRecords: 100})
+	var stream []byte
+	var lines []string
+	for i := 0; i < 4000; i++ {
+		l := fmt.Sprintf(`{"jsonrpc":"2.0","method":"n","params":{"i":%d}}`, i)
+		lines = append(lines, l)
+		stream = append(stream, l+"\n"...)
+	}
+	rng := rand.New(rand.NewSource(1))
+	var slowest time.Duration
+	for off, burst := 0, 0; off < len(stream); burst++ {
+		for k := 0; k < 200 && off < len(stream); k++ {
+			n := min(len(stream)-off, 20+rng.Intn(300))
+			start := time.Now()
+			w.Chunk(0, StreamAgent, int64(off), stream[off:off+n])
+			slowest = max(slowest, time.Since(start))
+			off += n
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	w.Frame(1, wire.DirClient, 1, []byte(lines[0]), 0, nil) // may or may not fit: counted either way
+	if slowest > 20*time.Millisecond {
+		t.Errorf("a tap call took %v: the forwarding side was held up", slowest)
+	}
+	w.EndStream(0, StreamAgent, 1)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st := w.Stats()
+	r := openTest(t, w.Path())
+	intact, next := 0, 0
+	err := r.Scan(1, func(rec *Record) bool {
+		if rec.Conn == 1 {
+			intact++ // the Frame
+			return true
+		}
+		body, err := r.Body(rec.Seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Flags&(wire.FlagTruncated|wire.FlagPartial) != 0 {
+			return true
+		}
+		for next < len(lines) && lines[next] != string(body) {
+			next++
+		}
+		if next == len(lines) {
+			t.Fatalf("record %d (%q) is not an intact line, or out of order", rec.Seq, body)
+		}
+		intact++
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := int64(len(lines) + 1)
+	if st.Loss.Messages == 0 {
+		t.Fatal("nothing was lost: the test did not overflow the queue")
+	}
+	if int64(intact)+st.Loss.Messages != sent {
+		t.Errorf("%d intact + %d lost = %d, want %d frames sent", intact, st.Loss.Messages, int64(intact)+st.Loss.Messages, sent)
+	}
+	if st.Loss.Bytes <= 0 || st.Loss.Bytes > int64(len(stream)+len(lines[0])) || st.Loss.Bursts < 1 {
+		t.Errorf("loss = %+v", st.Loss)
+	}
+	if m := r.Meta(); m.Loss != st.Loss {
+		t.Errorf("stored loss %+v, writer says %+v", m.Loss, st.Loss)
+	}
+	warned := ws.all()
+	if len(warned) == 0 || !strings.Contains(warned[0], "lost") || !strings.Contains(warned[0], "forwarding continues") {
+		t.Errorf("warnings = %q", warned)
+	}
+	if int64(len(warned)) > st.Loss.Bursts+1 {
+		t.Errorf("%d warnings for %d bursts", len(warned), st.Loss.Bursts)
+	}
+}
+
+func TestWriteFailure(t *testing.T) {
+	tests := []struct {
+		name   string
+		opts   WriterOptions
+		break_ func(path string)
+		words  string
+	}{
+		{"file removed", WriterOptions{}, func(path string) { os.Remove(path) }, "removed"},
+		{"disk full", WriterOptions{maxFileSize: 256 << 10}, func(string) {}, "maximum"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ws warnings
+			opts := tt.opts
+			opts.NoSync, opts.NoFeed, opts.Warn, opts.CommitEvery = true, true, ws.warn, 5*time.Millisecond
+			w := createTest(t, opts)
+			w.Chunk(0, StreamClient, 1, []byte(notif(0)+"\n"))
+			waitCommitted(t, w, 1)
+			tt.break_(w.Path())
+			big := bytes.Repeat([]byte("y"), 64<<10)
+			big[len(big)-1] = '\n'
+			for i := 0; i < 16; i++ {
+				w.Chunk(0, StreamAgent, int64(i), big)
+				time.Sleep(2 * time.Millisecond)
+			}
+			w.Close()
+			st := w.Stats()
+			if st.Loss.WriteErrors == 0 || st.Loss.Messages == 0 || st.Loss.LastError == "" {
+				t.Fatalf("loss = %+v", st.Loss)
+			}
+			if st.Committed+uint64(st.Loss.Messages) != 17 {
+				t.Errorf("%d committed + %d lost != 17 sent", st.Committed, st.Loss.Messages)
+			}
+			warned := strings.Join(ws.all(), "\n")
+			if !strings.Contains(warned, tt.words) || !strings.Contains(warned, "forwarding continues") {
+				t.Errorf("warnings = %q", warned)
+			}
+			if fileExists(w.Path()) {
+				r := openTest(t, w.Path())
+				if n := len(readAll(t, r)); uint64(n) != st.Committed {
+					t.Errorf("file holds %d records, writer committed %d", n, st.Committed)
+				}
+			}
+		})
+	}
+}
+
+func TestCreateReadOnlyDir(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root writes into read-only directories")
+	}
+	dir := t.TempDir()
+	os.Chmod(dir, 0o500)
+	defer os.Chmod(dir, 0o700)
+	_, err := Create(filepath.Join(dir, "x.acpscope"), WriterOptions{NoFeed: true})
+	if err == nil || !strings.Contains(err.Error(), "x.acpscope") {
+		t.Errorf("Create in a read-only dir = %v", err)
+	}
+}
+
+func waitCommitted(t *testing.T, w *Writer, n uint64) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for w.Stats().Committed < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("committed %d, want %d", w.Stats().Committed, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -1,0 +1,75 @@
+package capture
+
+import (
+	"testing"
+	"time"
+
+	"github.com/acpscope/acpscope/wire"
+)
+
+func segmentSeeds() [][]byte {
+	var e segEncoder
+	e.reset()
+	recs := []Record{
+		{Seq: 10, Time: 5, Dir: wire.DirClient, Kind: wire.KindRequest, ID: []byte("1"), Method: "m", Session: "s", Size: 3, Body: []byte("abc")},
+		{Seq: 11, Time: 9, Dir: wire.DirAgent, Kind: wire.KindError, ID: []byte("1"), Method: "m", Session: "s", ErrorCode: -32000,
+			Peer: 10, Latency: time.Millisecond, HTTP: &wire.Envelope{Method: "POST"}, Body: []byte("de")},
+		{Seq: 12, Time: 9, Dir: wire.DirAgent, Kind: wire.KindNotification, Flags: wire.FlagBatchMember, Parent: 11, Body: nil},
+	}
+	for i := range recs {
+		e.add(&recs[i])
+	}
+	return [][]byte{e.value(), {segVersion, 0}, {segVersion, 1, 0}}
+}
+
+func TestSegmentRoundTrip(t *testing.T) {
+	v := segmentSeeds()[0]
+	seg, err := decodeSegment(10, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seg.recs) != 3 || seg.offsets[3] != 5 {
+		t.Fatalf("decoded %d records, %d body bytes", len(seg.recs), seg.offsets[3])
+	}
+	r := seg.recs[1]
+	if r.Seq != 11 || r.Time != 9 || r.Kind != wire.KindError || string(r.ID) != "1" || r.Method != "m" || r.Session != "s" ||
+		r.ErrorCode != -32000 || r.Peer != 10 || r.Latency != time.Millisecond || r.HTTP == nil || r.HTTP.Method != "POST" {
+		t.Errorf("record 11 = %+v", r)
+	}
+	if seg.recs[2].Parent != 11 || seg.recs[2].Flags != wire.FlagBatchMember {
+		t.Errorf("record 12 = %+v", seg.recs[2])
+	}
+	body, err := seg.body([]byte("abcde"), 11)
+	if err != nil || string(body) != "de" {
+		t.Errorf("body(11) = %q, %v", body, err)
+	}
+	if _, err := seg.body([]byte("abcd"), 11); err == nil {
+		t.Error("a short bodies value was accepted")
+	}
+	for cut := 0; cut < len(v); cut++ {
+		if _, err := decodeSegment(10, v[:cut]); err == nil {
+			t.Errorf("a segment cut at %d of %d decoded", cut, len(v))
+		}
+	}
+}
+
+func FuzzDecodeSegment(f *testing.F) {
+	for _, s := range segmentSeeds() {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v []byte) {
+		seg, err := decodeSegment(1, v)
+		if err != nil {
+			return
+		}
+		for i := range seg.recs {
+			if seg.offsets[i+1] < seg.offsets[i] {
+				t.Fatalf("offsets go backwards: %v", seg.offsets)
+			}
+		}
+		all := make([]byte, min(seg.offsets[len(seg.offsets)-1], 1<<20))
+		for i := range seg.recs {
+			seg.body(all, seg.first+uint64(i)) // must not panic
+		}
+	})
+}
