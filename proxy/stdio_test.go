@@ -280,7 +280,7 @@ func TestStdioSignalForwardedToGroup(t *testing.T) {
 func TestStdioSignalTrapped(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			p := startProxy(t, StdioConfig{Grace: 200 * time.Millisecond}, "trap")
+			p := startProxy(t, StdioConfig{Grace: 500 * time.Millisecond}, "trap") // room for a loaded machine
 			p.errBuf.waitFor(t, "trap ready", 10*time.Second)
 			p.sigs <- sig
 			p.errBuf.waitFor(t, "trap "+ExitStatus{Signal: sig}.SignalName(), 10*time.Second)
