@@ -77,20 +77,12 @@ func (cv *captureView) appendTo(grow func()) {
 	}
 }
 
-// liveEnded marks the capture finished when its proxy exits, reading the
-// final metadata from the file.
+// liveEnded marks the capture finished when its proxy exits. The view
+// then reads the finished file itself: it holds everything the proxy
+// committed, even records a cut feed did not deliver.
 func (cv *captureView) liveEnded(live liveSource) {
 	cv.refreshLive()
 	cv.meta = live.Meta()
-	if r, err := openReader(cv.path); err == nil {
-		cv.meta = r.Meta()
-		r.Close()
-	}
-	if cv.meta.End.IsZero() {
-		// The feed ended without an end time: the proxy died or the
-		// feed was cut. Say so rather than claim it is still live.
-		cv.meta.End = cv.meta.Start
-	}
 	cv.live = false
 	cv.follow = false
 	if err := live.Err(); err != nil {
@@ -98,6 +90,58 @@ func (cv *captureView) liveEnded(live liveSource) {
 	} else {
 		cv.message = "the proxy finished; the capture is complete"
 	}
+	if r, err := openReader(cv.path); err == nil {
+		cv.swapSource(r)
+		return
+	}
+	if cv.meta.End.IsZero() {
+		// The feed ended without an end time and the file cannot be
+		// read: the proxy died or still holds it. Do not claim live.
+		cv.meta.End = cv.meta.Start
+	}
+}
+
+// swapSource replaces the view's source, keeping the selection, the
+// filter and the marks. The old source is closed once the workers that
+// read it have stopped.
+func (cv *captureView) swapSource(src capture.Source) {
+	old := cv.src
+	jobs := []*job{cv.filterJob, cv.searchJob, cv.detailJb}
+	if cv.convo != nil {
+		jobs = append(jobs, cv.convo.job)
+	}
+	if cv.stats != nil {
+		jobs = append(jobs, cv.stats.job)
+	}
+	for _, j := range jobs {
+		j.stop()
+	}
+	atEnd := cv.selected() >= cv.rows.total-1
+	keep := cv.rows.seqAt(cv.selected())
+	cv.src, cv.rows.src, cv.meta = src, src, src.Meta()
+	cv.rows.findings = map[uint64]string{}
+	cv.loadFindings()
+	if cv.filter != nil {
+		cv.applyFilter(cv.filter.Source())
+	} else {
+		cv.markedOnly = false
+		cv.rows.setView(nil, true)
+		if atEnd {
+			cv.toEnd()
+		} else {
+			i, _ := cv.rows.indexOf(keep)
+			cv.selectIndex(i)
+		}
+	}
+	cv.showDetail()
+	cv.a.start(func(*job) { // closer of the replaced source
+		for _, j := range jobs {
+			if j != nil {
+				<-j.finished
+			}
+		}
+		old.Close()
+	})
 }
 
 // openReader opens the finished file behind a live view, when it has one.
