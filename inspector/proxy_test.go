@@ -2,6 +2,7 @@ package inspector
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -113,7 +114,17 @@ func TestFollowRealProxy(t *testing.T) {
 	// While records arrive, the selection stays on the newest row.
 	msgs := regexp.MustCompile(`(\d+) msgs`)
 	sel := regexp.MustCompile(`#(\d+) pretty`)
+	var clientErr error
+	clientFinished := false
 	h.waitUntil("the selection to follow the newest of more than 20 rows", func(s string) bool {
+		select {
+		case clientErr = <-clientDone:
+			clientFinished = true
+			if clientErr != nil {
+				t.Fatalf("demo client: %v", clientErr)
+			}
+		default:
+		}
 		m, d := msgs.FindStringSubmatch(s), sel.FindStringSubmatch(s)
 		if m == nil || d == nil {
 			return false
@@ -121,19 +132,28 @@ func TestFollowRealProxy(t *testing.T) {
 		n, _ := strconv.Atoi(m[1])
 		return n > 20 && m[1] == d[1]
 	})
-	select {
-	case err := <-clientDone:
-		if err != nil {
-			t.Fatalf("demo client: %v", err)
+	if !clientFinished {
+		select {
+		case err := <-clientDone:
+			if err != nil {
+				t.Fatalf("demo client: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the demo conversation did not finish")
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the demo conversation did not finish")
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("proxy: %v", err)
 	}
 	// The proxy exited: the marker turns finished and the view is whole.
 	h.waitFor("finished, exit 0", "the proxy finished")
+	// The view now reads the finished file: every record is there.
+	r, err := capture.Open(path)
+	if err != nil {
+		t.Fatalf("opening the finished capture: %v", err)
+	}
+	defer r.Close()
+	h.waitFor(fmt.Sprintf(" %d msgs", r.Last()), fmt.Sprintf("#%d pretty", r.Last()))
 	h.typeKeys("c")
 	h.waitFor("turn 1", "user: Change the greeting in main.go", "[pending] Update the greeting", "tool: Read main.go (read) [pending→in_progress→completed]")
 }
