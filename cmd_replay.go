@@ -114,6 +114,9 @@ func replayAsClient(fs *flag.FlagSet, name string, argv []string) (int, error) {
 		return 2, runErr
 	}
 	replay.WriteEntries(os.Stdout, res.Entries, "recorded", "replayed")
+	for _, n := range res.Notes {
+		fmt.Fprintf(os.Stdout, "! %s\n", n)
+	}
 	fmt.Fprintf(os.Stderr, "acpscope replay: sent %d, received %d, answered %d agent requests, %d identifiers rebound\n",
 		res.Sent, res.Received, res.Answered, len(res.Bindings))
 	if !res.Match() {
