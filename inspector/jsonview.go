@@ -139,19 +139,23 @@ func (p *printer) str(lit []byte) {
 // base64 data: "image/png", "audio/wav", or the block type.
 func blobLabel(obj []byte) string {
 	var typ, mime string
-	var hasData bool
+	var hasData, hasBlob bool
 	for _, m := range jsonMembers(obj) {
 		switch decodeKey(m.key) {
 		case "type":
 			typ = decodeKey(m.value)
 		case "mimeType":
 			mime = decodeKey(m.value)
-		case "data", "blob":
+		case "data":
 			hasData = true
+		case "blob":
+			hasBlob = true
 		}
 	}
+	// Only media carry base64: an error's "data" is shown as it is.
+	media := hasBlob || hasData && (mime != "" || typ == "image" || typ == "audio")
 	switch {
-	case !hasData:
+	case !media:
 		return ""
 	case mime != "":
 		return mime
