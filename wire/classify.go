@@ -54,12 +54,15 @@ func Classify(line []byte) Message {
 		m.Kind = KindInvalidUTF8
 	case trimmed[0] != '{' && trimmed[0] != '[':
 		m.Kind = KindNonProtocol
-	case !json.Valid(trimmed):
+	case trimmed[0] == '{':
+		// Objects are validated while their members are read: one pass.
+		if !classifyObject(trimmed, &m, forEachValidMember) {
+			m = Message{Kind: KindInvalidJSON, Flags: m.Flags &^ FlagBadVersion}
+		}
+	case !validJSON(trimmed):
 		m.Kind = KindInvalidJSON
-	case trimmed[0] == '[':
-		classifyBatch(trimmed, len(line)-len(bytes.TrimLeft(line, " \t\r")), &m)
 	default:
-		classifyObject(trimmed, &m)
+		classifyBatch(trimmed, len(line)-len(bytes.TrimLeft(line, " \t\r")), &m)
 	}
 	return m
 }
@@ -73,7 +76,7 @@ func classifyBatch(arr []byte, offset int, m *Message) {
 		member.Start, member.End = offset+start, offset+end
 		el := arr[start:end]
 		if el[0] == '{' {
-			classifyObject(el, &member.Message)
+			classifyObject(el, &member.Message, forEachMember)
 		} else {
 			member.Kind = KindNonProtocol
 		}
@@ -82,13 +85,14 @@ func classifyBatch(arr []byte, offset int, m *Message) {
 	})
 }
 
-// classifyObject fills m from a valid JSON object.
-func classifyObject(obj []byte, m *Message) {
+// classifyObject fills m from a JSON object, reading its members with
+// walk; it reports false when walk finds the object invalid.
+func classifyObject(obj []byte, m *Message, walk func([]byte, func(key, value []byte)) bool) bool {
 	var (
 		version, method, params []byte
 		hasID, hasMethod        bool
 	)
-	forEachMember(obj, func(key, value []byte) {
+	valid := walk(obj, func(key, value []byte) {
 		switch string(key) {
 		case "jsonrpc":
 			version = value
@@ -126,6 +130,7 @@ func classifyObject(obj []byte, m *Message) {
 	default:
 		m.Kind = KindNonProtocol
 	}
+	return valid
 }
 
 func errorCode(errObj []byte) (int64, bool) {

@@ -1,11 +1,13 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+	"unicode/utf8"
 )
 
 // fixtureDir holds real traffic exported by acp-devtools from real agents.
@@ -133,6 +135,13 @@ func FuzzClassify(f *testing.F) {
 		}
 		if m.ID != nil && !json.Valid(m.ID) {
 			t.Fatalf("id %q is not a JSON value", m.ID)
+		}
+		// Invalid JSON is exactly what encoding/json rejects.
+		trimmed := bytes.TrimSpace(bytes.TrimSuffix(line, []byte("\r")))
+		if utf8.Valid(line) && len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
+			if (m.Kind == KindInvalidJSON) == json.Valid(trimmed) {
+				t.Fatalf("Classify(%q) = %v but encoding/json.Valid = %v", line, m.Kind, json.Valid(trimmed))
+			}
 		}
 	})
 }

@@ -1,12 +1,13 @@
 package wire
 
-// The scanner below walks JSON that json.Valid has already accepted. It
+// The scanner below walks JSON that validJSON has already accepted. It
 // never allocates and never copies: it only finds where values start and
 // end, so classifying a 100 MiB frame costs one pass and no memory.
 
 // forEachMember calls fn with each key (unescaped only when it must be)
-// and the exact bytes of its value, for the valid JSON object obj.
-func forEachMember(obj []byte, fn func(key, value []byte)) {
+// and the exact bytes of its value, for the valid JSON object obj. It
+// always reports true, to share forEachValidMember's signature.
+func forEachMember(obj []byte, fn func(key, value []byte)) bool {
 	i := skipSpace(obj, 1)
 	for i < len(obj) && obj[i] != '}' {
 		keyEnd := skipString(obj, i)
@@ -22,6 +23,48 @@ func forEachMember(obj []byte, fn func(key, value []byte)) {
 		if i < len(obj) && obj[i] == ',' {
 			i = skipSpace(obj, i+1)
 		}
+	}
+	return true
+}
+
+// forEachValidMember is forEachMember for an object not yet validated: it
+// validates each key and value as it goes and reports whether obj is
+// exactly one valid JSON object. fn may have been called for the members
+// before the first invalid byte.
+func forEachValidMember(obj []byte, fn func(key, value []byte)) bool {
+	i := skipSpace(obj, 1)
+	if i < len(obj) && obj[i] == '}' {
+		return i+1 == len(obj)
+	}
+	for {
+		keyEnd, ok := validString(obj, i)
+		if !ok || i >= len(obj) || obj[i] != '"' {
+			return false
+		}
+		key := obj[i+1 : keyEnd-1]
+		if hasBackslash(key) {
+			key = []byte(unquote(obj[i:keyEnd]))
+		}
+		i = skipSpace(obj, keyEnd)
+		if i >= len(obj) || obj[i] != ':' {
+			return false
+		}
+		start := skipSpace(obj, i+1)
+		end, ok := validValue(obj, start)
+		if !ok {
+			return false
+		}
+		fn(key, obj[start:end])
+		i = skipSpace(obj, end)
+		switch {
+		case i >= len(obj):
+			return false
+		case obj[i] == '}':
+			return i+1 == len(obj)
+		case obj[i] != ',':
+			return false
+		}
+		i = skipSpace(obj, i+1)
 	}
 }
 

@@ -1,0 +1,196 @@
+package wire
+
+// validJSON reports whether b is exactly one JSON value (RFC 8259), with
+// surrounding white space allowed. It agrees with encoding/json.Valid (a
+// fuzz target holds it to that) but runs several times faster, because
+// classifying every frame on the capture path is where a busy proxy spends
+// its CPU: strings, most of any ACP message, are skipped with
+// bytes.IndexByte-style tight loops rather than a state machine per byte.
+// It is iterative, so a 100 MiB line of "[" cannot overflow the stack.
+func validJSON(b []byte) bool {
+	i, ok := validValue(b, skipSpace(b, 0))
+	return ok && skipSpace(b, i) == len(b)
+}
+
+// validValue validates the value starting at b[i] and returns the index
+// just past it. Containers are tracked on an explicit stack of closers.
+func validValue(b []byte, i int) (int, bool) {
+	var stackBuf [64]byte
+	stack := stackBuf[:0]
+	for {
+		// A value is expected at b[i].
+		if i >= len(b) {
+			return i, false
+		}
+		var ok bool
+		switch c := b[i]; {
+		case c == '{':
+			i = skipSpace(b, i+1)
+			if i < len(b) && b[i] == '}' {
+				i++
+				break
+			}
+			stack = append(stack, '}')
+			if i, ok = validKey(b, i); !ok {
+				return i, false
+			}
+			continue
+		case c == '[':
+			i = skipSpace(b, i+1)
+			if i < len(b) && b[i] == ']' {
+				i++
+				break
+			}
+			stack = append(stack, ']')
+			continue
+		case c == '"':
+			if i, ok = validString(b, i); !ok {
+				return i, false
+			}
+		case c == 't':
+			if i, ok = validLiteral(b, i, "true"); !ok {
+				return i, false
+			}
+		case c == 'f':
+			if i, ok = validLiteral(b, i, "false"); !ok {
+				return i, false
+			}
+		case c == 'n':
+			if i, ok = validLiteral(b, i, "null"); !ok {
+				return i, false
+			}
+		case c == '-' || (c >= '0' && c <= '9'):
+			if i, ok = validNumber(b, i); !ok {
+				return i, false
+			}
+		default:
+			return i, false
+		}
+		// A value ended at i: close containers or move to the next member.
+		for {
+			if len(stack) == 0 {
+				return i, true
+			}
+			i = skipSpace(b, i)
+			if i >= len(b) {
+				return i, false
+			}
+			closer := stack[len(stack)-1]
+			if b[i] == closer {
+				stack = stack[:len(stack)-1]
+				i++
+				continue
+			}
+			if b[i] != ',' {
+				return i, false
+			}
+			i = skipSpace(b, i+1)
+			if closer == '}' {
+				if i, ok = validKey(b, i); !ok {
+					return i, false
+				}
+			}
+			break
+		}
+	}
+}
+
+// validKey validates `"key" :` and returns the index of the value after it.
+func validKey(b []byte, i int) (int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return i, false
+	}
+	i, ok := validString(b, i)
+	if !ok {
+		return i, false
+	}
+	i = skipSpace(b, i)
+	if i >= len(b) || b[i] != ':' {
+		return i, false
+	}
+	return skipSpace(b, i+1), true
+}
+
+// validString validates the string literal at b[i] (its opening quote).
+// UTF-8 validity is the caller's concern: Classify checks it for the whole
+// frame first.
+func validString(b []byte, i int) (int, bool) {
+	for i++; i < len(b); i++ {
+		c := b[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		switch c {
+		case '"':
+			return i + 1, true
+		case '\\':
+			i++
+			if i >= len(b) {
+				return i, false
+			}
+			switch b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(b) || !isHex(b[i+1]) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) {
+					return i, false
+				}
+				i += 4
+			default:
+				return i, false
+			}
+		default: // a control character
+			return i, false
+		}
+	}
+	return i, false
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func validLiteral(b []byte, i int, lit string) (int, bool) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return i, false
+	}
+	return i + len(lit), true
+}
+
+// validNumber validates -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func validNumber(b []byte, i int) (int, bool) {
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i = skipDigits(b, i)
+	default:
+		return i, false
+	}
+	if i < len(b) && b[i] == '.' {
+		start := i + 1
+		if i = skipDigits(b, start); i == start {
+			return i, false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		start := i
+		if i = skipDigits(b, start); i == start {
+			return i, false
+		}
+	}
+	return i, true
+}
+
+func skipDigits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
+}
