@@ -313,7 +313,7 @@ func wrapText(text string, n int) []string {
 		}
 		for len(r) > n {
 			cut := n
-			for i := n; i > n/2; i-- {
+			for i := n; i > 0; i-- {
 				if r[i] == ' ' {
 					cut = i
 					break
