@@ -21,7 +21,16 @@ type builder struct {
 	enc      segEncoder
 	segBody  []byte
 	segFirst uint64
+
+	// arena holds the small bodies of the current group's segments, so
+	// a segment's bodies are appended without reallocation; its chunks
+	// go to the group and come back after the commit.
+	arena []byte
 }
+
+// arenaChunk is the size of arena chunks; each holds at least three
+// whole segments.
+const arenaChunk = 1 << 20
 
 // segValue is one segment ready to store.
 type segValue struct {
@@ -39,7 +48,9 @@ type group struct {
 	bytes       int64
 	frames      int64 // wire frames (not batch members), for loss counts
 	wireBytes   int64
-	big         bool // holds a message larger than bigMessage
+	owned       [][]byte // arena chunks holding this group's bodies
+	arenas      [][]byte // emptied chunks kept for reuse
+	big         bool     // holds a message larger than bigMessage
 	started     time.Time
 	final       bool
 }
@@ -59,9 +70,43 @@ func newBuilder(w *Writer) *builder {
 
 func (b *builder) group() *group {
 	if b.g == nil {
-		b.g = &group{started: time.Now()}
+		select {
+		case b.g = <-b.w.free:
+		default:
+			b.g = new(group)
+		}
+		b.g.started = time.Now()
 	}
 	return b.g
+}
+
+// reset empties a committed group for reuse, keeping its allocations.
+func (g *group) reset() {
+	segs, pairs, arenas := g.segs[:0], g.pairs[:0], append(g.arenas, g.owned...)
+	if len(arenas) > 8 {
+		arenas = arenas[:8]
+	}
+	clear(g.segs[:cap(g.segs)]) // drop references to big bodies
+	post := g.post
+	for _, m := range post {
+		clear(m)
+	}
+	*g = group{segs: segs, pairs: pairs, arenas: arenas, owned: g.owned[:0], post: post}
+}
+
+// segmentBuffer returns an empty slice with room for a whole segment's
+// bodies, from the arena.
+func (b *builder) segmentBuffer() []byte {
+	if cap(b.arena)-len(b.arena) < segMaxBytes {
+		g := b.group()
+		if n := len(g.arenas); n > 0 {
+			b.arena, g.arenas = g.arenas[n-1][:0], g.arenas[:n-1]
+		} else {
+			b.arena = make([]byte, 0, arenaChunk)
+		}
+		g.owned = append(g.owned, b.arena)
+	}
+	return b.arena[len(b.arena):len(b.arena)]
 }
 
 // handle processes one queued item.
@@ -216,9 +261,11 @@ func (b *builder) add(r *Record, body []byte) uint64 {
 		}
 		if b.enc.count == 0 {
 			b.segFirst = r.Seq
+			b.segBody = b.segmentBuffer()
 		}
 		off := len(b.segBody)
 		b.segBody = append(b.segBody, body...)
+		b.arena = b.arena[:len(b.arena)+len(body)]
 		r.Body = b.segBody[off:len(b.segBody):len(b.segBody)]
 		b.enc.add(r)
 	}
@@ -279,6 +326,7 @@ func (b *builder) take() *group {
 	b.closeSegment()
 	g := b.g
 	b.g = nil
+	b.arena = nil // the group owns its arena chunks now
 	return g
 }
 

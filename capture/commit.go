@@ -86,12 +86,26 @@ func (w *Writer) commitLoop() {
 		} else if g.records > 0 {
 			w.committed.Add(uint64(g.records))
 		}
-		if g.big {
-			debug.FreeOSMemory()
-		}
 		if w.feed != nil && err == nil {
 			w.feed.advance(g.last)
 		}
+		w.recycle(g)
+	}
+}
+
+// recycle hands a committed group back to the builder, or after a big
+// message gives its memory back to the OS (RSS stays near the largest
+// message rather than a multiple of it).
+func (w *Writer) recycle(g *group) {
+	big := g.big
+	g.reset() // drops the references to the bodies
+	if big {
+		debug.FreeOSMemory()
+		return
+	}
+	select {
+	case w.free <- g:
+	default:
 	}
 }
 

@@ -30,6 +30,7 @@ type Writer struct {
 	stop    chan struct{} // closed by Close: drain and finish
 	poke    chan struct{} // UpdateMeta: commit soon even without records
 	commits chan *group
+	free    chan *group   // committed groups back to the builder for reuse
 	done    chan struct{} // closed when the committer has finished
 
 	records   atomic.Uint64
@@ -110,6 +111,7 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 		stop:    make(chan struct{}),
 		poke:    make(chan struct{}, 1),
 		commits: make(chan *group, 1),
+		free:    make(chan *group, 2),
 		done:    make(chan struct{}),
 		meta:    opts.Meta,
 	}
