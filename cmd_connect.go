@@ -65,7 +65,7 @@ func runConnect(fs *flag.FlagSet, args []string) (int, error) {
 	}
 	meta := newMeta(transport, name, redactArgs(os.Args[1:]))
 	meta.Upstream = args[0]
-	w := openNetCapture(fs, meta)
+	w := openCapture(fs, meta)
 	opts := proxy.ConnectOptions{URL: args[0], Stdin: os.Stdin, Stdout: os.Stdout}
 	opts.AuthToken = authToken(fs)
 	opts.H2C, _ = fs.GetBool("h2c")

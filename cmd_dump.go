@@ -77,22 +77,32 @@ func runDump(fs *flag.FlagSet, args []string) (int, error) {
 	if !ok {
 		return 2, usageErrorf("unknown --format %q: use table, jsonl or raw", format)
 	}
-	filter, err := parseFilterFlag(fs)
+	src, filter, code, err := openFiltered(fs, args, oneCapture)
 	if err != nil {
-		return 2, err
-	}
-	path, err := oneCapture(fs, args)
-	if err != nil {
-		return 1, err
-	}
-	src, err := capture.OpenSource(path)
-	if err != nil {
-		return 1, err
+		return code, err
 	}
 	defer src.Close()
 	from, _ := fs.GetUint64("from")
 	to, _ := fs.GetUint64("to")
 	return 0, dumpRecords(src, os.Stdout, format, write, filter, from, to)
+}
+
+// openFiltered parses --filter, then finds and opens the capture pick
+// names; the exit code says whose fault a failure is.
+func openFiltered(fs *flag.FlagSet, args []string, pick func(*flag.FlagSet, []string) (string, error)) (capture.Source, *capture.Filter, int, error) {
+	filter, err := parseFilterFlag(fs)
+	if err != nil {
+		return nil, nil, 2, err
+	}
+	path, err := pick(fs, args)
+	if err != nil {
+		return nil, nil, 1, err
+	}
+	src, err := capture.OpenSource(path)
+	if err != nil {
+		return nil, nil, 1, err
+	}
+	return src, filter, 0, nil
 }
 
 func parseFilterFlag(fs *flag.FlagSet) (*capture.Filter, error) {

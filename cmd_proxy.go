@@ -89,7 +89,7 @@ func runProxy(fs *flag.FlagSet, args []string) (int, error) {
 	}
 	meta := newMeta("http", name, redactArgs(os.Args[1:]))
 	meta.Upstream, meta.Listen = upstream, l.Addr().String()
-	w := openNetCapture(fs, meta)
+	w := openCapture(fs, meta)
 	if w != nil {
 		opts.Recorder = w
 	}
@@ -160,32 +160,6 @@ func redactArgs(argv []string) []string {
 	return out
 }
 
-// openNetCapture starts recording for proxy, serve and connect. A capture
-// that cannot be created never stops the traffic: it says so loudly.
-func openNetCapture(fs *flag.FlagSet, meta capture.Meta) *capture.Writer {
-	if off, _ := fs.GetBool("no-capture"); off {
-		return nil
-	}
-	path, err := newCapturePath(fs, meta.Agent)
-	if err == nil {
-		var w *capture.Writer
-		w, err = capture.Create(path, capture.WriterOptions{
-			Meta: meta,
-			Warn: func(msg string) { fmt.Fprintln(os.Stderr, "acpscope: "+msg) },
-		})
-		if err == nil {
-			if quiet, _ := fs.GetBool("quiet"); !quiet {
-				fmt.Fprintf(os.Stderr, "acpscope: recording to %s\n", w.Path())
-			}
-			return w
-		}
-	}
-	fmt.Fprintf(os.Stderr, "acpscope: NOT RECORDING: %v; forwarding continues\n", err)
-	return nil
-}
-
-// closeNetCapture stores how the run ended and closes the capture,
-// reporting any loss.
 func closeNetCapture(w *capture.Writer, runErr error) {
 	if w == nil {
 		return

@@ -72,7 +72,7 @@ func runServe(fs *flag.FlagSet, args []string) (int, error) {
 	}
 	meta := newMeta("http", name, args)
 	meta.Listen = l.Addr().String()
-	w := openNetCapture(fs, meta)
+	w := openCapture(fs, meta)
 	if w != nil {
 		opts.Recorder, opts.StderrRecorder = w, w
 	}

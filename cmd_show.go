@@ -20,13 +20,9 @@ func runShow(fs *flag.FlagSet, args []string) (int, error) {
 	if err != nil {
 		return 2, usageErrorf("SEQ must be a sequence number as 'acpscope dump' prints it, got %q", args[len(args)-1])
 	}
-	path, err := oneCapture(fs, args[:len(args)-1])
+	src, _, code, err := openFiltered(fs, args[:len(args)-1], oneCapture)
 	if err != nil {
-		return 1, err
-	}
-	src, err := capture.OpenSource(path)
-	if err != nil {
-		return 1, err
+		return code, err
 	}
 	defer src.Close()
 	if err := showRecord(src, seq, ""); err != nil {

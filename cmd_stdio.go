@@ -53,7 +53,7 @@ func runStdio(fs *flag.FlagSet, args []string) (int, error) {
 		fmt.Fprintf(os.Stderr, "acpscope: %v\n", &proxy.StartError{Command: args[0], Err: errors.Unwrap(err)})
 		return proxy.ExitCannotStart, nil
 	}
-	w := openStdioCapture(fs, args, name)
+	w := openCapture(fs, newMeta("stdio", name, args))
 	cfg := proxy.StdioConfig{Argv: args, Grace: grace}
 	if w != nil {
 		cfg.Recorder = w
@@ -70,17 +70,18 @@ func runStdio(fs *flag.FlagSet, args []string) (int, error) {
 	return res.Exit.Code, err
 }
 
-// openStdioCapture starts recording. A capture that cannot be created
-// must not keep the editor from its agent: it says so and forwards only.
-func openStdioCapture(fs *flag.FlagSet, argv []string, name string) *capture.Writer {
+// openCapture starts recording for every command that proxies. A capture
+// that cannot be created must not keep the editor from its agent: it says
+// so loudly and the traffic flows unrecorded.
+func openCapture(fs *flag.FlagSet, meta capture.Meta) *capture.Writer {
 	if off, _ := fs.GetBool("no-capture"); off {
 		return nil
 	}
-	path, err := newCapturePath(fs, name)
+	path, err := newCapturePath(fs, meta.Agent)
 	if err == nil {
 		var w *capture.Writer
 		w, err = capture.Create(path, capture.WriterOptions{
-			Meta: newMeta("stdio", name, argv),
+			Meta: meta,
 			Warn: func(msg string) { fmt.Fprintln(os.Stderr, "acpscope: "+msg) },
 		})
 		if err == nil {

@@ -35,17 +35,9 @@ func runTail(fs *flag.FlagSet, args []string) (int, error) {
 	if format != "table" && format != "jsonl" {
 		return 2, usageErrorf("unknown --format %q: use table or jsonl", format)
 	}
-	filter, err := parseFilterFlag(fs)
+	src, filter, code, err := openFiltered(fs, args, tailTarget)
 	if err != nil {
-		return 2, err
-	}
-	path, err := tailTarget(fs, args)
-	if err != nil {
-		return 1, err
-	}
-	src, err := capture.OpenSource(path)
-	if err != nil {
-		return 1, err
+		return code, err
 	}
 	defer src.Close()
 	lines, _ := fs.GetInt("lines")
@@ -55,7 +47,7 @@ func runTail(fs *flag.FlagSet, args []string) (int, error) {
 	}
 	live, isLive := src.(*capture.Live)
 	if !isLive {
-		fmt.Fprintf(os.Stderr, "acpscope tail: %s is finished; showing its last records\n", path)
+		fmt.Fprintln(os.Stderr, "acpscope tail: the capture is finished; showing its last records")
 	}
 	return 0, followRecords(src, live, format, filter, from)
 }
