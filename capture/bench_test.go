@@ -106,3 +106,37 @@ func BenchmarkWriter10MB(b *testing.B) {
 	b.ReportMetric(mb/cpu.Seconds(), "MB/cpu-s")
 	b.ReportMetric(float64(st.Loss.Messages), "lost")
 }
+
+// BenchmarkWriter200BPairs is the worst case for the indexes: every
+// record is a request or a response with an id of its own, so each adds
+// an id posting and each response a pair.
+func BenchmarkWriter200BPairs(b *testing.B) {
+	const perChunk = 320
+	pad := string(bytes.Repeat([]byte("x"), 120))
+	var chunks [][]byte
+	for c := 0; c < 64; c++ {
+		var chunk []byte
+		for i := 0; i < perChunk/2; i++ {
+			id := c*perChunk + i
+			chunk = append(chunk, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"fs/read_text_file","params":{"sessionId":"s","p":"%s"}}`+"\n", id, pad)...)
+			chunk = append(chunk, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":"%s"}}`+"\n", id, pad)...)
+		}
+		chunks = append(chunks, chunk)
+	}
+	n := max(1, b.N/perChunk)
+	w := createTest(b, WriterOptions{NoFeed: true, NoSync: benchNoSync})
+	b.ResetTimer()
+	start, cpu0 := time.Now(), cpuTime()
+	for i := 0; i < n; i++ {
+		feedPaced(w, StreamAgent, chunks[i%len(chunks)], 1)
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	elapsed, cpu := time.Since(start), cpuTime()-cpu0
+	b.StopTimer()
+	st := w.Stats()
+	b.ReportMetric(float64(st.Committed)/elapsed.Seconds(), "records/s")
+	b.ReportMetric(float64(st.Committed)/cpu.Seconds(), "records/cpu-s")
+	b.ReportMetric(float64(st.Loss.Messages), "lost")
+}

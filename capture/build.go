@@ -13,6 +13,7 @@ type builder struct {
 	w       *Writer
 	framers map[streamKey]*lineFramer
 	pairers map[uint32]*wire.Pairer
+	waiting map[uint32]int // requests in each pairer not yet answered
 	next    uint64 // the next sequence number
 
 	g *group
@@ -42,7 +43,8 @@ type segValue struct {
 type group struct {
 	first, last uint64 // seq range; first == 0 when the group has no records
 	segs        []segValue
-	post        [4]map[string][]uint64 // by Index-1: term → seqs
+	post        [2]map[string][]uint64 // IndexMethod, IndexSession: term → seqs
+	ids         [2]idPostings          // IndexIDClient, IndexIDAgent
 	pairs       [][2]uint64            // request seq, response seq
 	records     int
 	bytes       int64
@@ -55,6 +57,10 @@ type group struct {
 	final       bool
 }
 
+// maxWaiting bounds the unanswered requests remembered per connection;
+// past it they are forgotten (their late responses stay unpaired).
+const maxWaiting = 100_000
+
 // bigMessage is the size after which the memory a message took is given
 // back to the OS once it is committed.
 const bigMessage = 16 << 20
@@ -64,6 +70,7 @@ func newBuilder(w *Writer) *builder {
 		w:       w,
 		framers: make(map[streamKey]*lineFramer),
 		pairers: make(map[uint32]*wire.Pairer),
+		waiting: make(map[uint32]int),
 		next:    1,
 	}
 }
@@ -91,7 +98,10 @@ func (g *group) reset() {
 	for _, m := range post {
 		clear(m)
 	}
-	*g = group{segs: segs, pairs: pairs, arenas: arenas, owned: g.owned[:0], post: post}
+	ids := g.ids
+	ids[0].reset()
+	ids[1].reset()
+	*g = group{segs: segs, pairs: pairs, arenas: arenas, owned: g.owned[:0], post: post, ids: ids}
 }
 
 // segmentBuffer returns an empty slice with room for a whole segment's
@@ -214,18 +224,22 @@ func (b *builder) pair(r *Record, result []byte) {
 		return
 	}
 	p := b.pairers[r.Conn]
-	if p == nil {
-		p = wire.NewPairer()
+	if p == nil || b.waiting[r.Conn] >= maxWaiting {
+		p = wire.NewPairer() // a peer that never answers must not grow memory without end
 		b.pairers[r.Conn] = p
+		b.waiting[r.Conn] = 0
 	}
 	if r.Kind == wire.KindRequest {
-		p.Request(wire.Pending{Dir: r.Dir, ID: string(r.ID), Seq: r.Seq, Time: r.Time, Method: r.Method, SessionID: r.Session})
+		if _, dup := p.Request(wire.Pending{Dir: r.Dir, ID: string(r.ID), Seq: r.Seq, Time: r.Time, Method: r.Method, SessionID: r.Session}); !dup {
+			b.waiting[r.Conn]++
+		}
 		return
 	}
 	req, ok := p.Response(r.Dir, r.ID)
 	if !ok {
 		return
 	}
+	b.waiting[r.Conn]--
 	r.Peer = req.Seq
 	r.Latency = time.Duration(r.Time - req.Time)
 	r.Method = req.Method
@@ -293,11 +307,12 @@ func (b *builder) index(r *Record) {
 	default:
 		return
 	}
-	ix := IndexIDClient
+	ix := 0
 	if sender == wire.DirAgent {
-		ix = IndexIDAgent
+		ix = 1
 	}
-	b.post(ix, string(r.ID), r.Seq)
+	g := b.group()
+	g.ids[ix].add(g.first, indexTerm(string(r.ID)), r.Seq)
 }
 
 func (b *builder) post(ix Index, term string, seq uint64) {

@@ -200,6 +200,11 @@ func putGroup(tx *bolt.Tx, g *group) error {
 			}
 		}
 	}
+	for i := range g.ids {
+		if err := g.ids[i].put(tx.Bucket(indexBucket(IndexIDClient+Index(i))), g.first); err != nil {
+			return err
+		}
+	}
 	pairs := tx.Bucket(bucketPairs)
 	pairs.FillPercent = 0.9
 	for _, p := range g.pairs {

@@ -15,8 +15,11 @@ import (
 //	msgs         seg key → encoded metadata of a segment's records
 //	bodies       seg key → the segment's bodies, concatenated
 //	pairs        8-byte request seq → 8-byte response seq
-//	idx-method, idx-session, idx-id-client, idx-id-agent
+//	idx-method, idx-session
 //	             term 0x00 8-byte commit seq → varint-delta seqs
+//	idx-id-client, idx-id-agent
+//	             hash bucket byte, 8-byte commit seq → (term, seq) entries
+//	             (see idindex.go for why ids differ)
 //
 // A segment key is the 8-byte big-endian seq of its first record, so
 // byte order is time order and a cursor Seek + Prev finds any seq.

@@ -342,6 +342,9 @@ func lookup(tx *bolt.Tx, ix Index, term string) ([]uint64, error) {
 	if name == nil {
 		return nil, fmt.Errorf("unknown index %d", ix)
 	}
+	if ix == IndexIDClient || ix == IndexIDAgent {
+		return lookupID(tx.Bucket(name), indexTerm(term))
+	}
 	prefix := append([]byte(indexTerm(term)), 0)
 	var seqs []uint64
 	c := tx.Bucket(name).Cursor()
