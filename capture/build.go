@@ -14,7 +14,7 @@ type builder struct {
 	framers map[streamKey]*lineFramer
 	pairers map[uint32]*wire.Pairer
 	waiting map[uint32]int // requests in each pairer not yet answered
-	next    uint64 // the next sequence number
+	next    uint64         // the next sequence number
 
 	g *group
 
