@@ -205,12 +205,11 @@ func writeBody(b *strings.Builder, body []byte, kind wire.Kind, raw, expand bool
 
 // rawText shows the exact wire bytes with escapes visible.
 func rawText(body []byte, expand bool) string {
-	note := ""
 	if !expand && len(body) > rawFoldBytes {
-		note = fmt.Sprintf("\n[gray]… folded after %s of %s; press x to expand[-]", humanSize(rawFoldBytes), humanSize(int64(len(body))))
-		body = body[:rawFoldBytes]
+		note := fmt.Sprintf("[gray]… folded after %s of %s; press x to expand[-]\n", humanSize(rawFoldBytes), humanSize(int64(len(body))))
+		return note + tview.Escape(printable(body[:rawFoldBytes])) + "\n" + note
 	}
-	return tview.Escape(printable(body)) + note
+	return tview.Escape(printable(body))
 }
 
 func writePeer(b *strings.Builder, src capture.Source, r *capture.Record) {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gdamore/tcell/v2"
@@ -114,4 +115,22 @@ func TestZoomDetail(t *testing.T) {
 	}
 	h.key(tcell.KeyEscape)
 	h.waitUntil("the table back", func(s string) bool { return strings.Contains(s, "resp   0  initialize") })
+}
+
+func TestHugeMessages(t *testing.T) {
+	src := demoSource()
+	at := src.meta.Start.Add(10 * time.Second)
+	blob := strings.Repeat("QUJD", 5<<20) // 20 MiB of base64
+	src.add(wire.DirAgent, at, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"image","mimeType":"image/png","data":"`+blob+`"}}}}`, false)
+	src.add(wire.DirAgent, at.Add(time.Millisecond), strings.Repeat("x", 5<<20), false)
+	h := startUI(t, Options{source: src})
+	h.resize(100, 60)
+	h.waitFor("#1 pretty")
+	h.typeKeys("G")
+	h.waitFor("#15 pretty", "(5.2 MB line)", "… folded after 65.5 kB of 5.2 MB")
+	h.typeKeys("k")
+	h.waitFor("#14 pretty", "<image/png 15.7 MB>")
+	// The table still answers while such messages are shown.
+	h.typeKeys("k")
+	h.waitFor("#13 pretty")
 }

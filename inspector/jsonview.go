@@ -33,7 +33,9 @@ func prettyJSON(doc []byte, expand bool) string {
 	}
 	p.value(doc, 0)
 	if p.folded {
-		fmt.Fprintf(&p.b, "\n[gray]… folded after %d lines (%s in all); press x to expand[-]", p.maxLines, humanSize(int64(len(doc))))
+		// Said at both ends: the top is what is seen first.
+		note := fmt.Sprintf("[gray]… folded after %d lines (%s in all); press x to expand[-]", p.maxLines, humanSize(int64(len(doc))))
+		return note + "\n" + p.b.String() + "\n" + note
 	}
 	return p.b.String()
 }

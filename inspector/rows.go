@@ -1,6 +1,7 @@
 package inspector
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/acpscope/acpscope/capture"
@@ -17,6 +18,8 @@ const (
 	// previewBytes bounds the body read for a row's preview text (stderr,
 	// non-protocol lines) and for its session/update variant.
 	previewBytes = 160
+	// decorateMax is the largest body read to decorate a row.
+	decorateMax = 1 << 20
 )
 
 // rowInfo is one decoded table row.
@@ -193,6 +196,14 @@ func (m *rowModel) decorate(ri *rowInfo) {
 	needsUpdate := r.Kind == wire.KindNotification && r.Method == "session/update"
 	needsPreview := !r.Kind.IsProtocol()
 	if !needsUpdate && !needsPreview {
+		return
+	}
+	if r.Size > decorateMax {
+		// Reading a huge body on the UI goroutine for one cell is not
+		// worth it; the detail pane reads it on a worker.
+		if needsPreview {
+			ri.preview = fmt.Sprintf("(%s line)", humanSize(r.Size))
+		}
 		return
 	}
 	body, err := m.src.Body(r.Seq)
