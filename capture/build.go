@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"runtime/debug"
 	"time"
 
 	"github.com/acpscope/acpscope/wire"
@@ -134,6 +135,11 @@ func (b *builder) handle(it *item) {
 		b.framers[k] = f
 	}
 	emit := func(line []byte, lost bool) {
+		if len(line) > bigMessage && f.pending == 0 {
+			// The pieces it was assembled from are garbage now: return
+			// them before bbolt makes its own copy at commit.
+			debug.FreeOSMemory()
+		}
 		var flags wire.Flags
 		if lost {
 			flags = wire.FlagTruncated

@@ -4,11 +4,25 @@
 // and the CLI, the live feed a running proxy serves on a unix socket,
 // JSONL and bug-report export and import, and redaction.
 //
+// Records are stored in segments (runs of up to 256 consecutive records
+// or 256 KiB of bodies) so that a bbolt Put costs per segment, not per
+// message; layout.go describes the buckets, segment.go the encoding and
+// jsonl.go the JSONL line format.
+//
 // # Concurrency
 //
 // Writer's tap methods (Chunk, Frame, EndStream) may be called from any
 // goroutine and never block: they copy the bytes and enqueue them, or
-// count them as lost when the bounded queue is full. One goroutine owned
-// by the Writer frames, classifies and commits; Close stops it. A Reader
-// is safe for concurrent use; Live delivers records on its own goroutine.
+// count them as lost when the bounded queue is full. Behind the queue a
+// Writer owns two goroutines: the builder frames, classifies, pairs and
+// packs records into groups, and the committer writes each group in one
+// transaction with fsync; a channel holding one group joins them, so the
+// next group is parsed while the last one syncs. Close stops the builder,
+// which hands over a final group and closes the channel; the committer
+// then ends. With the live feed on, an accept goroutine and one goroutine
+// per subscriber read committed records from the file; Close lets them
+// finish (or cuts them off after a grace period) before closing the file.
+//
+// A Reader is safe for concurrent use. Live owns one goroutine reading
+// its socket until the feed ends or Close.
 package capture

@@ -45,7 +45,7 @@ type Record struct {
 	Body []byte
 }
 
-// Time returns the receive time as a time.Time.
+// When returns the receive time as a time.Time.
 func (r *Record) When() time.Time { return time.Unix(0, r.Time) }
 
 // Meta describes a whole capture.
