@@ -51,13 +51,17 @@ func DefaultDir() (string, error) {
 	return dir, nil
 }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+var (
+	unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+	dashes     = regexp.MustCompile(`--+`)
+)
 
 // NewName returns a capture file name for an agent started now:
 // UTC start time, agent name and pid, e.g.
 // 20261121T123456Z-claude-code-acp-12345.acpscope.
 func NewName(agent string, start time.Time, pid int) string {
-	name := strings.Trim(unsafeName.ReplaceAllString(filepath.Base(agent), "-"), "-.")
+	name := dashes.ReplaceAllString(unsafeName.ReplaceAllString(filepath.Base(agent), "-"), "-")
+	name = strings.Trim(name, "-.")
 	if len(name) > 40 {
 		name = name[:40]
 	}

@@ -39,7 +39,7 @@ func Open(path string) (*Reader, error) {
 	if err := checkHeader(path); err != nil {
 		return nil, err
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: openTimeout})
+	db, err := openBolt(path)
 	switch {
 	case errors.Is(err, bolt.ErrTimeout):
 		return nil, liveError(path)
@@ -52,6 +52,18 @@ func Open(path string) (*Reader, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// openBolt opens the file read-only, turning a panic or fault on a
+// damaged file into an error.
+func openBolt(path string) (db *bolt.DB, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			db, err = nil, fmt.Errorf("%v", p)
+		}
+	}()
+	return bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: openTimeout})
 }
 
 func liveError(path string) error {

@@ -144,7 +144,8 @@ func (w *Writer) EndStream(conn uint32, s Stream, t int64) {
 }
 
 // Frame hands over one whole message (an HTTP body, an SSE event's data,
-// a WebSocket message) with its envelope. It copies b and never blocks.
+// a WebSocket message) with its envelope. It copies b and never blocks;
+// env is kept as is, so the caller must not change it afterwards.
 func (w *Writer) Frame(conn uint32, dir wire.Dir, t int64, b []byte, flags wire.Flags, env *wire.Envelope) {
 	tp := &w.tap
 	it := item{kind: itemFrame, dir: dir, conn: conn, t: t, flags: flags, data: bytes.Clone(b), env: env}
