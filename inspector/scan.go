@@ -72,13 +72,7 @@ func matchRange(j *job, src capture.Source, f *capture.Filter, from, last uint64
 func matchPart(j *job, src capture.Source, f *capture.Filter, from, last uint64, counted *atomic.Uint64, progress func(done, total uint64)) (seqs []uint64, ok bool, err error) {
 	lastReport := time.Now()
 	seen := uint64(0)
-	load := func(seq uint64) func() []byte {
-		return func() []byte { b, _ := src.Body(seq); return b }
-	}
-	err = src.Scan(from, func(r *capture.Record) bool {
-		if r.Seq > last {
-			return false
-		}
+	err = capture.ScanMatches(src, f, from, last, func(r *capture.Record, matched bool) bool {
 		seen++
 		if seen%1024 == 0 {
 			if counted != nil {
@@ -92,7 +86,7 @@ func matchPart(j *job, src capture.Source, f *capture.Filter, from, last uint64,
 				progress(r.Seq-from, last-from+1)
 			}
 		}
-		if f.Match(r, load(r.Seq)) {
+		if matched {
 			seqs = append(seqs, r.Seq)
 		}
 		return true

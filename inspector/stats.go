@@ -54,7 +54,7 @@ func collectStats(j *job, src capture.Source, f *capture.Filter, progress func(d
 		s.sampleStep = int(last / 200000)
 	}
 	lastReport := time.Now()
-	err := src.Scan(1, func(r *capture.Record) bool {
+	err := capture.ScanMatches(src, f, 1, last, func(r *capture.Record, matched bool) bool {
 		if r.Seq%1024 == 0 {
 			if j.stopped() {
 				return false
@@ -64,11 +64,9 @@ func collectStats(j *job, src capture.Source, f *capture.Filter, progress func(d
 				progress(r.Seq, last)
 			}
 		}
-		seq := r.Seq
-		if !f.Match(r, func() []byte { b, _ := src.Body(seq); return b }) {
-			return true
+		if matched {
+			s.add(r)
 		}
-		s.add(r)
 		return true
 	})
 	return s, err
