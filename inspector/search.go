@@ -48,8 +48,11 @@ func (cv *captureView) findNext(dir int) {
 	cv.filtering = "searching…"
 	cv.searchJob = cv.a.start(func(j *job) { // search worker
 		found, ok := -1, true
+		if all && dir > 0 {
+			found, ok = searchForward(j, src, f, start, total)
+		}
 		last := time.Now()
-		for step := 1; step <= total; step++ {
+		for step := 1; step <= total && found < 0 && ok && !(all && dir > 0); step++ {
 			i := ((start+dir*step)%total + total) % total
 			if step%1024 == 0 {
 				if j.stopped() {
@@ -89,4 +92,31 @@ func (cv *captureView) findNext(dir int) {
 			}
 		})
 	})
+}
+
+// searchForward finds the first record after row start matching f in the
+// view of every record, wrapping around, reading the store segment by
+// segment. It returns the row, or -1.
+func searchForward(j *job, src capture.Source, f *capture.Filter, start, total int) (found int, ok bool) {
+	found, ok = -1, true
+	scan := func(from, to uint64) {
+		capture.ScanMatches(src, f, from, to, func(r *capture.Record, matched bool) bool {
+			if r.Seq%1024 == 0 && j.stopped() {
+				ok = false
+				return false
+			}
+			if matched {
+				found = int(r.Seq - 1)
+				return false
+			}
+			return true
+		})
+	}
+	if start+2 <= total {
+		scan(uint64(start+2), uint64(total))
+	}
+	if found < 0 && ok {
+		scan(1, uint64(start+1))
+	}
+	return found, ok
 }
