@@ -36,10 +36,10 @@ type WriterOptions struct {
 
 // Stats are the writer's running counters.
 type Stats struct {
-	Records   uint64
-	Committed uint64
-	Loss      Loss
-	Queued    int64 // bytes waiting in the queue now
+	Records   uint64 // records framed so far (batch members and stderr lines included)
+	Committed uint64 // records durably written (fsync'ed unless NoSync)
+	Loss      Loss   // what could not be recorded; Meta().Loss stores it
+	Queued    int64  // bytes waiting in the queue now
 }
 
 // Source is what viewers read records from: a finished capture file
