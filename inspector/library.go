@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
-	"github.com/acpscope/acpscope/protocol"
-	"github.com/acpscope/acpscope/wire"
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
 )
@@ -199,7 +197,10 @@ func groupCapture(j *job, path string) ([]*connGroup, error) {
 	defer src.Close()
 	conns := map[uint32]*connGroup{}
 	sessions := map[string]*sessionGroup{}
-	err = src.Scan(1, func(r *capture.Record) bool {
+	// Titles come from session_info_update; the filter reads the store
+	// segment by segment, and only matching bodies are read again.
+	titles, _ := capture.ParseFilter("update:session_info_update")
+	err = capture.ScanMatches(src, titles, 1, 0, func(r *capture.Record, isTitle bool) bool {
 		if r.Seq%1024 == 0 && j.stopped() {
 			return false
 		}
@@ -219,7 +220,7 @@ func groupCapture(j *job, path string) ([]*connGroup, error) {
 			c.sessions = append(c.sessions, s)
 		}
 		s.messages++
-		if r.Kind == wire.KindNotification && r.Method == "session/update" {
+		if isTitle {
 			if title := sessionTitle(src, r.Seq); title != "" {
 				s.title = title
 			}
@@ -237,10 +238,7 @@ func groupCapture(j *job, path string) ([]*connGroup, error) {
 // sessionTitle returns the title a session_info_update carries.
 func sessionTitle(src capture.Source, seq uint64) string {
 	body, err := src.Body(seq)
-	if err != nil || !bytes.Contains(body, []byte("session_info_update")) {
-		return ""
-	}
-	if protocol.UpdateKind(body) != "session_info_update" {
+	if err != nil {
 		return ""
 	}
 	var m struct {
