@@ -185,7 +185,9 @@ func (b *builder) flushAll() {
 // line records one framed line of a stream.
 func (b *builder) line(it *item, line []byte, flags wire.Flags) {
 	g := b.group()
-	g.frames++
+	if flags&wire.FlagTruncated == 0 { // a truncated frame is already counted lost
+		g.frames++
+	}
 	g.wireBytes += int64(len(line))
 	if it.stream == StreamStderr {
 		r := Record{Seq: b.next, Time: it.t, Dir: wire.DirAgent, Kind: wire.KindStderr,
