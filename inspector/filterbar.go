@@ -104,6 +104,7 @@ func (cv *captureView) applyFilter(text string) {
 		return
 	}
 	cv.filterJob.stop()
+	cv.searchJob.stop() // its row numbers belong to the old view
 	if f.Empty() {
 		cv.clearFilter()
 		return
@@ -185,6 +186,7 @@ func filterRange(j *job, src capture.Source, f *capture.Filter, from uint64, pro
 // clearFilter shows every record again.
 func (cv *captureView) clearFilter() {
 	cv.filterJob.stop()
+	cv.searchJob.stop()
 	cv.filter = nil
 	cv.filtering = ""
 	cv.markedOnly = false

@@ -204,6 +204,7 @@ func (cv *captureView) toggleMark() {
 // toggleMarkedOnly shows only the marked messages, or the filter's view
 // again.
 func (cv *captureView) toggleMarkedOnly() {
+	cv.searchJob.stop()
 	keep := cv.rows.seqAt(cv.selected())
 	if cv.markedOnly {
 		cv.markedOnly = false
