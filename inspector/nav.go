@@ -204,6 +204,9 @@ func (cv *captureView) toggleMark() {
 // toggleMarkedOnly shows only the marked messages, or the filter's view
 // again.
 func (cv *captureView) toggleMarkedOnly() {
+	if cv.filtering == "searching…" || len(cv.filtering) > 9 && cv.filtering[:9] == "searching" {
+		cv.filtering = ""
+	}
 	cv.searchJob.stop()
 	keep := cv.rows.seqAt(cv.selected())
 	if cv.markedOnly {
