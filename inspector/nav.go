@@ -3,6 +3,7 @@ package inspector
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gdamore/tcell/v2"
@@ -204,7 +205,7 @@ func (cv *captureView) toggleMark() {
 // toggleMarkedOnly shows only the marked messages, or the filter's view
 // again.
 func (cv *captureView) toggleMarkedOnly() {
-	if cv.filtering == "searching…" || len(cv.filtering) > 9 && cv.filtering[:9] == "searching" {
+	if strings.HasPrefix(cv.filtering, "searching") {
 		cv.filtering = ""
 	}
 	cv.searchJob.stop()
