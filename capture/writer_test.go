@@ -3,6 +3,7 @@ package capture
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -227,5 +228,28 @@ func TestPairingAndIndexes(t *testing.T) {
 	}
 	if _, err := r.Record(9); err == nil {
 		t.Error("Record(9) of 8 records succeeded")
+	}
+}
+
+func TestCloseIdempotentAndMeta(t *testing.T) {
+	w := createTest(t, WriterOptions{NoFeed: true, NoSync: true, Meta: Meta{Agent: "a", Argv: []string{"agent", "--x"}}})
+	w.Chunk(0, StreamClient, 1, []byte(notif(1)+"\n"))
+	w.UpdateMeta(func(m *Meta) { m.Exit = &Exit{Code: 130, Signal: "SIGINT"} })
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	w.Chunk(0, StreamClient, 2, []byte("late\n")) // after Close: counted, never a panic
+	w.Frame(0, wire.DirAgent, 2, []byte("late"), 0, nil)
+	w.EndStream(0, StreamClient, 3)
+	r := openTest(t, w.Path())
+	m := r.Meta()
+	if m.Agent != "a" || m.Exit == nil || m.Exit.Code != 130 || m.End.Before(m.Start) || m.Pid != os.Getpid() || m.FormatVersion != FormatVersion {
+		t.Errorf("meta = %+v", m)
+	}
+	if r.Last() != 1 {
+		t.Errorf("Last() = %d", r.Last())
 	}
 }
