@@ -163,3 +163,29 @@ func TestLongSocketPath(t *testing.T) {
 		t.Error("socket left behind")
 	}
 }
+
+func TestPermissions(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "new", "captures")
+	path := filepath.Join(dir, "p"+Ext)
+	t.Cleanup(func() { checkDB(t, path) })
+	w, err := Create(path, WriterOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for _, c := range []struct {
+		path string
+		want os.FileMode
+	}{{dir, 0o700}, {path, 0o600}, {SocketPath(path), 0o600}} {
+		fi, err := os.Stat(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != c.want {
+			t.Errorf("%s has mode %v, want %v", c.path, got, c.want)
+		}
+	}
+	if _, err := Create(path, WriterOptions{NoSync: true, NoFeed: true}); err == nil {
+		t.Error("Create overwrote an existing capture")
+	}
+}
