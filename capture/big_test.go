@@ -2,9 +2,15 @@ package capture
 
 import (
 	"bytes"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/acpscope/acpscope/wire"
 )
 
 // TestHundredMiBLine records a 100 MiB line arriving in 64 KiB reads, as
@@ -40,4 +46,33 @@ func TestHundredMiBLine(t *testing.T) {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	t.Logf("peak RSS %d MiB (the test holds the line and the copy read back: 200 MiB)", ru.Maxrss>>10)
+}
+
+// TestHugeLineRSS checks the memory target in a process of its own: peak
+// RSS while recording a 100 MiB line stays within 64 MiB + 2× the line.
+func TestHugeLineRSS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("100 MiB line skipped in -short mode")
+	}
+	path := tempCapture(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), rssChildEnv+"="+path)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("child: %v", err)
+	}
+	kib, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	if err != nil {
+		t.Fatalf("child said %q", out)
+	}
+	const limit = (64 + 2*100) << 10
+	t.Logf("peak RSS recording a 100 MiB line: %d MiB (limit %d MiB)", kib>>10, limit>>10)
+	if kib > limit {
+		t.Errorf("peak RSS %d MiB exceeds 64 MiB + 2× the message", kib>>10)
+	}
+	r := openTest(t, path)
+	if rec, err := r.Record(1); err != nil || rec.Size != 100<<20+3 || rec.Kind != wire.KindNotification {
+		t.Errorf("record 1 = %+v, %v", rec, err)
+	}
 }

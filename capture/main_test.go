@@ -3,6 +3,7 @@ package capture
 import (
 	"fmt"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -13,6 +14,9 @@ const childEnv = "ACPSCOPE_CAPTURE_TEST_CHILD"
 func TestMain(m *testing.M) {
 	if path := os.Getenv(childEnv); path != "" {
 		os.Exit(writeChild(path))
+	}
+	if path := os.Getenv(rssChildEnv); path != "" {
+		os.Exit(hugeLineChild(path))
 	}
 	os.Exit(m.Run())
 }
@@ -42,4 +46,41 @@ func writeChild(path string) int {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// rssChildEnv makes the test binary write one 100 MiB line and print its
+// peak RSS in KiB (see TestHugeLineRSS).
+const rssChildEnv = "ACPSCOPE_CAPTURE_TEST_RSS"
+
+// hugeLineChild hands a 100 MiB line to a writer in 64 KiB reads, as the
+// proxy does, holding no copy of its own beyond one read buffer.
+func hugeLineChild(path string) int {
+	w, err := Create(path, WriterOptions{NoFeed: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	head := `{"jsonrpc":"2.0","method":"big","params":{"x":"`
+	buf := make([]byte, 64<<10)
+	for sent := 0; sent < 100<<20; sent += len(buf) {
+		for i := range buf {
+			buf[i] = 'a' + byte(i%26)
+		}
+		if sent == 0 {
+			copy(buf, head)
+		}
+		for w.Stats().Queued > 16<<20 {
+			time.Sleep(time.Millisecond)
+		}
+		w.Chunk(0, StreamAgent, 1, buf)
+	}
+	w.Chunk(0, StreamAgent, 1, []byte("\"}}\n"))
+	if err := w.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	fmt.Println(ru.Maxrss)
+	return 0
 }
