@@ -3,6 +3,8 @@ package capture
 import (
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -79,8 +81,24 @@ func hugeLineChild(path string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	fmt.Println(ru.Maxrss)
+	fmt.Println(peakRSSKiB())
+	return 0
+}
+
+// peakRSSKiB reads VmHWM, this process's own high-water mark. (getrusage
+// is no good in a child: Linux carries the parent's peak across exec.)
+func peakRSSKiB() int64 {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return ru.Maxrss
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kib, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kib
+		}
+	}
 	return 0
 }
