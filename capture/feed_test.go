@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -188,4 +189,66 @@ func dirCapture(t *testing.T, dir, name string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestLiveFeedCut checks what Live says when the proxy dies mid-feed or
+// the server refuses it.
+func TestLiveFeedCut(t *testing.T) {
+	tests := []struct {
+		name   string
+		answer string // what the fake proxy sends before hanging up
+		dialOK bool
+		errHas string
+	}{
+		{"crash", `{"meta":{"formatVersion":1,"pid":7},"last":1}` + "\n" + AppendJSONLString(1), true, "without finishing"},
+		{"too slow", `{"meta":{"formatVersion":1},"last":0}` + "\n" + `{"error":"subscriber too slow"}` + "\n", true, "subscriber too slow"},
+		{"refused", `{"error":"bad request"}` + "\n", false, "bad request"},
+		{"garbage", `{"meta":{"formatVersion":1},"last":0}` + "\n" + "{nope\n", true, "bad line"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "fake"+Ext)
+			ln, err := net.Listen("unix", SocketPath(path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			go func() {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				bufio.NewReader(c).ReadBytes('\n')
+				c.Write([]byte(tt.answer))
+				c.Close()
+			}()
+			l, err := DialLive(path, 1)
+			if !tt.dialOK {
+				if err == nil || !strings.Contains(err.Error(), tt.errHas) {
+					t.Fatalf("DialLive = %v, want an error with %q", err, tt.errHas)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			select {
+			case <-l.Done():
+			case <-time.After(5 * time.Second):
+				t.Fatal("feed did not end")
+			}
+			if err := l.Err(); err == nil || !strings.Contains(err.Error(), tt.errHas) {
+				t.Errorf("Err() = %v, want %q", err, tt.errHas)
+			}
+			for range l.Updates() { // a pending signal, then closed
+			}
+		})
+	}
+}
+
+// AppendJSONLString is one record line for fake feeds.
+func AppendJSONLString(seq uint64) string {
+	r := Record{Seq: seq, Time: 1, Dir: 2, Kind: 3, Body: []byte(`{"jsonrpc":"2.0","method":"x"}`)}
+	return string(AppendJSONL(nil, &r)) + "\n"
 }

@@ -227,3 +227,8 @@ var (
 	_ Source = (*Reader)(nil)
 	_ Source = (*Live)(nil)
 )
+
+func fileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
