@@ -108,27 +108,29 @@ func BenchmarkWriter10MB(b *testing.B) {
 }
 
 // BenchmarkWriter200BPairs is the worst case for the indexes: every
-// record is a request or a response with an id of its own, so each adds
-// an id posting and each response a pair.
+// record is a request (client) or its response (agent) with an id of its
+// own, so each adds an id posting, and each response a pairing.
 func BenchmarkWriter200BPairs(b *testing.B) {
-	const perChunk = 320
+	const perChunk = 160 // requests, then as many responses
 	pad := string(bytes.Repeat([]byte("x"), 120))
-	var chunks [][]byte
+	type pair struct{ req, resp []byte }
+	var chunks []pair
 	for c := 0; c < 64; c++ {
-		var chunk []byte
-		for i := 0; i < perChunk/2; i++ {
+		var p pair
+		for i := 0; i < perChunk; i++ {
 			id := c*perChunk + i
-			chunk = append(chunk, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"fs/read_text_file","params":{"sessionId":"s","p":"%s"}}`+"\n", id, pad)...)
-			chunk = append(chunk, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":"%s"}}`+"\n", id, pad)...)
+			p.req = append(p.req, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"fs/read_text_file","params":{"sessionId":"s","p":"%s"}}`+"\n", id, pad)...)
+			p.resp = append(p.resp, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":"%s"}}`+"\n", id, pad)...)
 		}
-		chunks = append(chunks, chunk)
+		chunks = append(chunks, p)
 	}
-	n := max(1, b.N/perChunk)
+	n := max(1, b.N/(2*perChunk))
 	w := createTest(b, WriterOptions{NoFeed: true, NoSync: benchNoSync})
 	b.ResetTimer()
 	start, cpu0 := time.Now(), cpuTime()
 	for i := 0; i < n; i++ {
-		feedPaced(w, StreamAgent, chunks[i%len(chunks)], 1)
+		feedPaced(w, StreamClient, chunks[i%len(chunks)].req, 1)
+		feedPaced(w, StreamAgent, chunks[i%len(chunks)].resp, 1)
 	}
 	if err := w.Close(); err != nil {
 		b.Fatal(err)

@@ -205,12 +205,8 @@ func putGroup(tx *bolt.Tx, g *group) error {
 			return err
 		}
 	}
-	pairs := tx.Bucket(bucketPairs)
-	pairs.FillPercent = 0.9
-	for _, p := range g.pairs {
-		if err := pairs.Put(seqKey(p[0]), seqKey(p[1])); err != nil {
-			return err
-		}
+	if err := putPairs(tx.Bucket(bucketPairs), g.first, g.pairs); err != nil {
+		return err
 	}
 	return tx.Bucket(bucketMeta).Put(keyLast, seqKey(g.last))
 }

@@ -14,7 +14,8 @@ import (
 //	             "findings"→ []Finding as JSON
 //	msgs         seg key → encoded metadata of a segment's records
 //	bodies       seg key → the segment's bodies, concatenated
-//	pairs        8-byte request seq → 8-byte response seq
+//	pairs        8-byte request seq block, 8-byte commit seq → (request,
+//	             response) pairs (see pairs.go)
 //	idx-method, idx-session
 //	             term 0x00 8-byte commit seq → varint-delta seqs
 //	idx-id-client, idx-id-agent

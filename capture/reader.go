@@ -312,22 +312,6 @@ func findSegment(tx *bolt.Tx, seq uint64, next bool) (*segment, error) {
 	return seg, nil
 }
 
-// fillPeers gives requests their response's seq from the pairs bucket,
-// written when the response arrived.
-func fillPeers(tx *bolt.Tx, seg *segment) {
-	c := tx.Bucket(bucketPairs).Cursor()
-	end := seg.first + uint64(len(seg.recs))
-	for k, v := c.Seek(seqKey(seg.first)); k != nil; k, v = c.Next() {
-		seq := binary.BigEndian.Uint64(k)
-		if seq >= end || len(v) != 8 {
-			break
-		}
-		if rec := &seg.recs[seq-seg.first]; rec.Peer == 0 {
-			rec.Peer = binary.BigEndian.Uint64(v)
-		}
-	}
-}
-
 // record returns a copy of the record seq, which the segment holds.
 func (s *segment) record(seq uint64) Record {
 	rec := s.recs[seq-s.first]

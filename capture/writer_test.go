@@ -253,3 +253,35 @@ func TestCloseIdempotentAndMeta(t *testing.T) {
 		t.Errorf("Last() = %d", r.Last())
 	}
 }
+
+// TestPairsAcrossBlocks answers 600 requests in reverse order, across
+// commits and pair blocks, and checks every link both ways.
+func TestPairsAcrossBlocks(t *testing.T) {
+	w := createTest(t, WriterOptions{NoFeed: true, NoSync: true, CommitRecords: 97})
+	const n = 600
+	for i := 1; i <= n; i++ {
+		w.Chunk(0, StreamClient, int64(i), []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"m"}`+"\n", i)))
+	}
+	for i := n; i >= 1; i-- {
+		w.Chunk(0, StreamAgent, int64(2*n-i), []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{}}`+"\n", i)))
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := openTest(t, w.Path())
+	for i := uint64(1); i <= n; i++ {
+		resp := 2*n + 1 - i // request i is answered by the (n+1-i)th response
+		req, err := r.Record(i)
+		if err != nil || req.Peer != resp {
+			t.Fatalf("request %d: peer %d, %v; want %d", i, req.Peer, err, resp)
+		}
+		rec, err := r.Record(resp)
+		if err != nil || rec.Peer != i || rec.Method != "m" {
+			t.Fatalf("response %d: peer %d method %q, %v; want %d", resp, rec.Peer, rec.Method, err, i)
+		}
+	}
+	seqs, err := r.Lookup(IndexIDClient, "300")
+	if err != nil || !slices.Equal(seqs, []uint64{300, 2*n + 1 - 300}) {
+		t.Errorf("Lookup(id 300) = %v, %v", seqs, err)
+	}
+}
