@@ -142,3 +142,26 @@ func BenchmarkWriter200BPairs(b *testing.B) {
 	b.ReportMetric(float64(st.Committed)/cpu.Seconds(), "records/cpu-s")
 	b.ReportMetric(float64(st.Loss.Messages), "lost")
 }
+
+// BenchmarkReaderScan measures listing speed: records/s scanned without
+// bodies, as the inspector's table and filters read them.
+func BenchmarkReaderScan(b *testing.B) {
+	const records = 200_000
+	w := createTest(b, WriterOptions{NoFeed: true, NoSync: true})
+	var chunk []byte
+	for i := 0; i < 320; i++ {
+		chunk = append(chunk, line200(i)...)
+	}
+	feedPaced(w, StreamAgent, chunk, records/320)
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	r := openTest(b, w.Path())
+	b.ResetTimer()
+	start := time.Now()
+	var n int
+	for i := 0; i < b.N; i++ {
+		r.Scan(1, func(*Record) bool { n++; return true })
+	}
+	b.ReportMetric(float64(n)/time.Since(start).Seconds(), "records/s")
+}
