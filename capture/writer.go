@@ -233,15 +233,31 @@ func (w *Writer) Close() error {
 		if w.feed != nil {
 			w.feed.close()
 		}
+		var used int64
+		w.db.View(func(tx *bolt.Tx) error { used = tx.Size(); return nil })
 		if err := w.db.Close(); err != nil && w.closeErr == nil {
 			w.closeErr = fmt.Errorf("closing capture %q: %w", w.path, err)
 		}
+		w.trim(used)
 		if l := w.Meta().Loss; l.Messages > 0 || l.WriteErrors > 0 {
 			w.opts.Warn(fmt.Sprintf("acpscope: capture %s lost %d messages (%d bytes) in %d bursts, %d write errors; everything was forwarded",
 				w.path, l.Messages, l.Bytes, l.Bursts, l.WriteErrors))
 		}
 	})
 	return w.closeErr
+}
+
+// trim cuts the finished file to the pages bbolt uses: it grows files in
+// 16 MiB steps, and a short capture should not look (or copy) like 16 MiB.
+func (w *Writer) trim(used int64) {
+	if used <= 0 || w.failed != nil {
+		return
+	}
+	fi, err := os.Stat(w.path)
+	if err != nil || !os.SameFile(fi, w.info) || fi.Size() <= used {
+		return
+	}
+	os.Truncate(w.path, used)
 }
 
 var errFileGone = errors.New("capture file was removed or replaced")
