@@ -244,8 +244,10 @@ func TestCloseIdempotentAndMeta(t *testing.T) {
 	w.Chunk(0, StreamClient, 2, []byte("late\n")) // after Close: counted, never a panic
 	w.Frame(0, wire.DirAgent, 2, []byte("late"), 0, nil)
 	w.EndStream(0, StreamClient, 3)
-	if fi, err := os.Stat(w.Path()); err != nil || fi.Size() > 256<<10 {
-		t.Errorf("a one-record capture takes %d bytes (%v): not trimmed", fi.Size(), err)
+	if fi, err := os.Stat(w.Path()); err != nil {
+		t.Fatal(err)
+	} else if fi.Size() > 256<<10 {
+		t.Errorf("a one-record capture takes %d bytes: not trimmed", fi.Size())
 	}
 	r := openTest(t, w.Path())
 	m := r.Meta()
