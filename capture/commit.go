@@ -9,6 +9,13 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
+// pollInterval and pollIdleLimit shape the builder's polling: every
+// pollInterval while busy, parked after pollIdleLimit empty polls.
+const (
+	pollInterval  = 500 * time.Microsecond
+	pollIdleLimit = 200
+)
+
 // build is the builder goroutine: it drains the tap's queue into groups
 // and hands each to the committer when it reaches a bound (CommitEvery
 // after its first record, CommitRecords, CommitBytes). Close stops it.
@@ -40,10 +47,37 @@ func (w *Writer) build() {
 			send(false)
 		}
 	}
+	idle := 0
 	for {
+		// While traffic flows, poll the queue on a short timer instead of
+		// parking on it: a send to a parked receiver makes the sender's
+		// thread wake ours, a syscall on the proxy's forwarding path for
+		// every chunk. Parked again after a quiet spell, so an idle proxy
+		// costs nothing.
+		if idle < pollIdleLimit {
+			select {
+			case it := <-w.tap.queue:
+				handle(&it)
+				idle = 0
+				continue
+			case <-due:
+				send(false)
+				continue
+			case <-w.poke:
+				send(false)
+				continue
+			case <-w.stop:
+				idle = pollIdleLimit
+			default:
+				time.Sleep(pollInterval)
+				idle++
+				continue
+			}
+		}
 		select {
 		case it := <-w.tap.queue:
 			handle(&it)
+			idle = 0
 		case <-due:
 			send(false)
 		case <-w.poke:
