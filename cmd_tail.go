@@ -40,12 +40,18 @@ func runTail(fs *flag.FlagSet, args []string) (int, error) {
 		return code, err
 	}
 	defer src.Close()
+	live, isLive := src.(*capture.Live)
+	last := src.Last()
+	if isLive {
+		// The backlog may still be arriving: count back from where the
+		// capture stood when its feed answered.
+		last = live.LastAtOpen()
+	}
 	lines, _ := fs.GetInt("lines")
 	from := uint64(1)
-	if last := src.Last(); lines >= 0 && last > uint64(lines) {
+	if lines >= 0 && last > uint64(lines) {
 		from = last - uint64(lines) + 1
 	}
-	live, isLive := src.(*capture.Live)
 	if !isLive {
 		fmt.Fprintln(os.Stderr, "acpscope tail: the capture is finished; showing its last records")
 	}

@@ -59,6 +59,16 @@ func TestLiveFeedTwoSubscribers(t *testing.T) {
 	}
 	defer b.Close()
 	waitLast(t, b, 20)
+	// A third subscriber learns where the capture stood when it joined,
+	// before any of its backlog arrives: tail -n counts back from there.
+	c, err := DialLive(w.Path(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.LastAtOpen(); got != 20 {
+		t.Errorf("LastAtOpen() = %d, want 20", got)
+	}
+	c.Close()
 	write(21, 30)
 	w.UpdateMeta(func(m *Meta) { m.Agent = "demo-agent" })
 	if err := w.Close(); err != nil {

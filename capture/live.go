@@ -32,6 +32,9 @@ type Live struct {
 	closed   bool
 	ready    chan struct{} // closed when the first meta line arrived
 	gotReady bool
+	// lastAtOpen is the highest committed seq when the feed answered:
+	// the backlog ends there and live records follow.
+	lastAtOpen uint64
 }
 
 // liveDialTimeout bounds connecting and the first answer.
@@ -113,6 +116,9 @@ func (l *Live) handle(line []byte) bool {
 		l.mu.Lock()
 		l.meta = *ctl.Meta
 		if !l.gotReady {
+			if ctl.Last != nil {
+				l.lastAtOpen = *ctl.Last
+			}
 			l.gotReady = true
 			close(l.ready)
 		}
@@ -193,6 +199,15 @@ func (l *Live) Meta() Meta {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	return l.meta
+}
+
+// LastAtOpen returns the highest sequence number the capture held when
+// the feed answered, before the backlog has necessarily arrived: where
+// "the last N records" end.
+func (l *Live) LastAtOpen() uint64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.lastAtOpen
 }
 
 // Last returns the highest sequence number received (0 if none).
