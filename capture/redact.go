@@ -99,7 +99,7 @@ func (r *Redactor) Message(method string, body []byte) ([]byte, []Redaction) {
 		secretEnd  int
 		secretRule string
 	)
-	batch := body[skipWS(body, 0)] == '['
+	batch := bytes.TrimLeft(body, " \t\r\n")[0] == '['
 	_ = WalkJSON(body, func(path []string, start, end int) bool {
 		m, rel := method, path
 		if batch {
@@ -146,7 +146,7 @@ func batchMemberMethod(body []byte, path []string, fallback string) string {
 	var m string
 	_ = WalkJSON(body, func(p []string, start, end int) bool {
 		if len(p) == 2 && p[0] == path[0] && p[1] == "method" && body[start] == '"' {
-			m = unquoteKey(body[start:end])
+			_ = json.Unmarshal(body[start:end], &m)
 		}
 		return len(p) < 2 && (len(p) == 0 || p[0] == path[0])
 	})

@@ -6,138 +6,17 @@ package capture
 // lie about what was on the wire, so we find each value's span and splice.
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"sort"
-	"strconv"
 	"strings"
+
+	"github.com/acpscope/acpscope/wire"
 )
 
-// errNotJSON: WalkJSON was given bytes json.Valid rejects.
-var errNotJSON = errors.New("not valid JSON")
-
 // WalkJSON calls visit for every value of the valid JSON document doc,
-// depth first and in document order, with its path (object keys unescaped,
-// array indexes in decimal) and its span doc[start:end]. visit returns
-// false to skip a container's children. The path slice is only valid
-// during the call.
+// depth first and in document order, with its path and its span
+// doc[start:end]; see wire.Walk.
 func WalkJSON(doc []byte, visit func(path []string, start, end int) bool) error {
-	if !json.Valid(doc) {
-		return errNotJSON
-	}
-	w := walker{doc: doc, visit: visit}
-	w.value(skipWS(doc, 0), nil)
-	return nil
-}
-
-type walker struct {
-	doc   []byte
-	visit func(path []string, start, end int) bool
-}
-
-func (w *walker) value(i int, path []string) int {
-	end := skipJSONValue(w.doc, i)
-	if !w.visit(path, i, end) {
-		return end
-	}
-	switch w.doc[i] {
-	case '{':
-		w.object(i, path)
-	case '[':
-		w.array(i, path)
-	}
-	return end
-}
-
-func (w *walker) object(i int, path []string) {
-	doc := w.doc
-	i = skipWS(doc, i+1)
-	for i < len(doc) && doc[i] != '}' {
-		keyEnd := skipJSONString(doc, i)
-		key := unquoteKey(doc[i:keyEnd])
-		i = skipWS(doc, keyEnd)
-		i = skipWS(doc, i+1) // the colon
-		end := w.value(i, append(path[:len(path):len(path)], key))
-		i = skipWS(doc, end)
-		if i < len(doc) && doc[i] == ',' {
-			i = skipWS(doc, i+1)
-		}
-	}
-}
-
-func (w *walker) array(i int, path []string) {
-	doc := w.doc
-	i = skipWS(doc, i+1)
-	for n := 0; i < len(doc) && doc[i] != ']'; n++ {
-		end := w.value(i, append(path[:len(path):len(path)], strconv.Itoa(n)))
-		i = skipWS(doc, end)
-		if i < len(doc) && doc[i] == ',' {
-			i = skipWS(doc, i+1)
-		}
-	}
-}
-
-func unquoteKey(lit []byte) string {
-	inner := lit[1 : len(lit)-1]
-	if bytes.IndexByte(inner, '\\') < 0 {
-		return string(inner)
-	}
-	var s string
-	_ = json.Unmarshal(lit, &s) // valid JSON: cannot fail
-	return s
-}
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-func skipJSONString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(b)
-}
-
-func skipJSONValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return skipJSONString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = skipJSONString(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return len(b)
-	}
-	for i < len(b) {
-		switch b[i] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return i
-		}
-		i++
-	}
-	return i
+	return wire.Walk(doc, visit)
 }
 
 // Edit replaces doc[Start:End] with With.

@@ -1,0 +1,45 @@
+package wire
+
+import (
+	"errors"
+	"strconv"
+)
+
+// ErrNotJSON is returned by Walk for bytes that are not one valid JSON
+// value.
+var ErrNotJSON = errors.New("not valid JSON")
+
+// Walk calls visit for every value of the JSON document doc, depth first
+// and in document order, with its path (object keys unescaped, array
+// indexes in decimal) and its span doc[start:end]. visit returns false to
+// skip a container's children. The path slice is valid only during the
+// call. Redaction and identifier rebinding use the spans to splice single
+// values into a message's exact bytes instead of re-encoding it.
+func Walk(doc []byte, visit func(path []string, start, end int) bool) error {
+	if !validJSON(doc) {
+		return ErrNotJSON
+	}
+	walkValue(doc, skipSpace(doc, 0), nil, visit)
+	return nil
+}
+
+func walkValue(doc []byte, i int, path []string, visit func([]string, int, int) bool) int {
+	end := skipValue(doc, i)
+	if !visit(path, i, end) {
+		return end
+	}
+	switch doc[i] {
+	case '{':
+		forEachMember(doc[i:end], func(key, value []byte) {
+			start := i + (cap(doc[i:end]) - cap(value)) // value's offset within doc
+			walkValue(doc, start, append(path[:len(path):len(path)], string(key)), visit)
+		})
+	case '[':
+		n := 0
+		forEachElement(doc[i:end], func(s, _ int) {
+			walkValue(doc, i+s, append(path[:len(path):len(path)], strconv.Itoa(n)), visit)
+			n++
+		})
+	}
+	return end
+}
