@@ -26,7 +26,7 @@ func BenchmarkClassify(b *testing.B) {
 			for b.Loop() {
 				if json.Valid(frame) {
 					var m Message
-					classifyObject(frame, &m, forEachMember)
+					classifyObject(frame, &m, false)
 				}
 			}
 		})

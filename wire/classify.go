@@ -56,7 +56,7 @@ func Classify(line []byte) Message {
 		m.Kind = KindNonProtocol
 	case trimmed[0] == '{':
 		// Objects are validated while their members are read: one pass.
-		if !classifyObject(trimmed, &m, forEachValidMember) {
+		if !classifyObject(trimmed, &m, true) {
 			m = Message{Kind: KindInvalidJSON, Flags: m.Flags &^ FlagBadVersion}
 		}
 	case !validJSON(trimmed):
@@ -76,7 +76,7 @@ func classifyBatch(arr []byte, offset int, m *Message) {
 		member.Start, member.End = offset+start, offset+end
 		el := arr[start:end]
 		if el[0] == '{' {
-			classifyObject(el, &member.Message, forEachMember)
+			classifyObject(el, &member.Message, false)
 		} else {
 			member.Kind = KindNonProtocol
 		}
@@ -85,14 +85,17 @@ func classifyBatch(arr []byte, offset int, m *Message) {
 	})
 }
 
-// classifyObject fills m from a JSON object, reading its members with
-// walk; it reports false when walk finds the object invalid.
-func classifyObject(obj []byte, m *Message, walk func([]byte, func(key, value []byte)) bool) bool {
-	var (
-		version, method, params []byte
-		hasID, hasMethod        bool
-	)
-	valid := walk(obj, func(key, value []byte) {
+// classifyObject fills m from a JSON object, validating it as it reads
+// when validate is set; it reports false when the object is invalid.
+func classifyObject(obj []byte, m *Message, validate bool) bool {
+	var version, method, params []byte
+	hasID, hasMethod := false, false
+	it := newMembers(obj, validate)
+	for {
+		key, value, ok := it.next()
+		if !ok {
+			break
+		}
 		switch string(key) {
 		case "jsonrpc":
 			version = value
@@ -107,7 +110,8 @@ func classifyObject(obj []byte, m *Message, walk func([]byte, func(key, value []
 		case "error":
 			m.Error = value
 		}
-	})
+	}
+	valid := !it.bad
 	if string(version) != `"2.0"` {
 		m.Flags |= FlagBadVersion
 	}
@@ -159,13 +163,15 @@ func StringMember(obj []byte, key string) string {
 // obj, or nil. Keys are compared after unescaping, exactly (JSON-RPC
 // member names are case-sensitive, unlike encoding/json's matching).
 func Value(obj []byte, key string) []byte {
-	var found []byte
-	forEachMember(obj, func(k, v []byte) {
-		if found == nil && string(k) == key {
-			found = v
+	for it := newMembers(obj, false); ; {
+		k, v, ok := it.next()
+		if !ok {
+			return nil
 		}
-	})
-	return found
+		if string(k) == key {
+			return v
+		}
+	}
 }
 
 // unquote decodes a JSON string literal; it returns "" for non-strings.

@@ -56,3 +56,21 @@ func TestClassifyBatchMembers(t *testing.T) {
 		}
 	}
 }
+
+// TestClassifyInvalidObjects covers the ways an object can go wrong after
+// its members have started to be read.
+func TestClassifyInvalidObjects(t *testing.T) {
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,}`, `{"id" 1}`, `{"id":1 "method":"x"}`, `{,}`, `{"id":1}}`,
+		`{"id":1}x`, `{"id":}`, `{"id":1,"method":"x"`, `{id:1}`, `{"id":1,,"x":2}`, `{"a":"\q"}`,
+	} {
+		if m := Classify([]byte(line)); m.Kind != KindInvalidJSON {
+			t.Errorf("Classify(%s) = %v, want invalid-json", line, m.Kind)
+		}
+	}
+	for _, line := range []string{`{}`, ` { } `, `{"a":{}}`, `{"jsonrpc":"2.0","method":"m","params":[1,{"x":[]}]}`} {
+		if m := Classify([]byte(line)); m.Kind == KindInvalidJSON {
+			t.Errorf("Classify(%s) = invalid-json, but it is valid", line)
+		}
+	}
+}

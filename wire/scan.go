@@ -4,67 +4,78 @@ package wire
 // never allocates and never copies: it only finds where values start and
 // end, so classifying a 100 MiB frame costs one pass and no memory.
 
-// forEachMember calls fn with each key (unescaped only when it must be)
-// and the exact bytes of its value, for the valid JSON object obj. It
-// always reports true, to share forEachValidMember's signature.
-func forEachMember(obj []byte, fn func(key, value []byte)) bool {
-	i := skipSpace(obj, 1)
-	for i < len(obj) && obj[i] != '}' {
-		keyEnd := skipString(obj, i)
-		key := obj[i+1 : keyEnd-1]
-		if hasBackslash(key) {
-			key = []byte(unquote(obj[i:keyEnd]))
-		}
-		i = skipSpace(obj, keyEnd)
-		i = skipSpace(obj, i+1) // the colon
-		end := skipValue(obj, i)
-		fn(key, obj[i:end])
-		i = skipSpace(obj, end)
-		if i < len(obj) && obj[i] == ',' {
-			i = skipSpace(obj, i+1)
-		}
-	}
-	return true
+// members iterates over the members of a JSON object without allocating
+// (a callback would make everything it touches escape to the heap, eight
+// allocations per classified message). With validate set it checks the
+// object as it goes, so classifying an object is a single pass; otherwise
+// the object must already be known valid.
+type members struct {
+	obj        []byte
+	i          int
+	validate   bool
+	afterComma bool
+	bad        bool // validate found obj not exactly one valid object
 }
 
-// forEachValidMember is forEachMember for an object not yet validated: it
-// validates each key and value as it goes and reports whether obj is
-// exactly one valid JSON object. fn may have been called for the members
-// before the first invalid byte.
-func forEachValidMember(obj []byte, fn func(key, value []byte)) bool {
-	i := skipSpace(obj, 1)
-	if i < len(obj) && obj[i] == '}' {
-		return i+1 == len(obj)
+func newMembers(obj []byte, validate bool) members {
+	return members{obj: obj, i: skipSpace(obj, 1), validate: validate}
+}
+
+// next returns the next member's key (unescaped only when it must be) and
+// the exact bytes of its value. It reports false at the end of the object
+// and, when validating, at the first invalid byte (setting bad).
+func (m *members) next() (key, value []byte, ok bool) {
+	obj, i := m.obj, m.i
+	if i >= len(obj) || obj[i] == '}' {
+		m.bad = m.validate && (i+1 != len(obj) || m.afterComma)
+		return nil, nil, false
 	}
-	for {
-		keyEnd, ok := validString(obj, i)
-		if !ok || i >= len(obj) || obj[i] != '"' {
-			return false
+	keyEnd := skipString(obj, i)
+	if m.validate {
+		if keyEnd, ok = validString(obj, i); !ok || obj[i] != '"' {
+			m.bad = true
+			return nil, nil, false
 		}
-		key := obj[i+1 : keyEnd-1]
-		if hasBackslash(key) {
-			key = []byte(unquote(obj[i:keyEnd]))
+	}
+	key = obj[i+1 : keyEnd-1]
+	if hasBackslash(key) {
+		key = []byte(unquote(obj[i:keyEnd]))
+	}
+	i = skipSpace(obj, keyEnd)
+	if m.validate && (i >= len(obj) || obj[i] != ':') {
+		m.bad = true
+		return nil, nil, false
+	}
+	start := skipSpace(obj, i+1)
+	end := 0
+	if m.validate {
+		if end, ok = validValue(obj, start); !ok {
+			m.bad = true
+			return nil, nil, false
 		}
-		i = skipSpace(obj, keyEnd)
-		if i >= len(obj) || obj[i] != ':' {
-			return false
-		}
-		start := skipSpace(obj, i+1)
-		end, ok := validValue(obj, start)
-		if !ok {
-			return false
-		}
-		fn(key, obj[start:end])
-		i = skipSpace(obj, end)
-		switch {
-		case i >= len(obj):
-			return false
-		case obj[i] == '}':
-			return i+1 == len(obj)
-		case obj[i] != ',':
-			return false
-		}
+	} else {
+		end = skipValue(obj, start)
+	}
+	i = skipSpace(obj, end)
+	m.afterComma = i < len(obj) && obj[i] == ','
+	if m.afterComma {
 		i = skipSpace(obj, i+1)
+	} else if m.validate && (i >= len(obj) || obj[i] != '}') {
+		m.bad = true
+		return nil, nil, false
+	}
+	m.i = i
+	return key, obj[start:end], true
+}
+
+// forEachMember calls fn with each member of the valid JSON object obj.
+func forEachMember(obj []byte, fn func(key, value []byte)) {
+	for it := newMembers(obj, false); ; {
+		key, value, ok := it.next()
+		if !ok {
+			return
+		}
+		fn(key, value)
 	}
 }
 
