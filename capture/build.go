@@ -12,7 +12,7 @@ import (
 // index postings, and hands finished groups to the committer.
 type builder struct {
 	w       *Writer
-	framers map[streamKey]*lineFramer
+	framers map[streamKey]*wire.Framer
 	pairers map[uint32]*wire.Pairer
 	waiting map[uint32]int // requests in each pairer not yet answered
 	next    uint64         // the next sequence number
@@ -69,7 +69,7 @@ const bigMessage = 16 << 20
 func newBuilder(w *Writer) *builder {
 	return &builder{
 		w:       w,
-		framers: make(map[streamKey]*lineFramer),
+		framers: make(map[streamKey]*wire.Framer),
 		pairers: make(map[uint32]*wire.Pairer),
 		waiting: make(map[uint32]int),
 		next:    1,
@@ -131,11 +131,11 @@ func (b *builder) handle(it *item) {
 	k := streamKey{it.conn, it.stream}
 	f := b.framers[k]
 	if f == nil {
-		f = new(lineFramer)
+		f = new(wire.Framer)
 		b.framers[k] = f
 	}
 	emit := func(line []byte, lost bool) {
-		if len(line) > bigMessage && f.pending == 0 {
+		if len(line) > bigMessage && f.Pending() == 0 {
 			// The pieces it was assembled from are garbage now: return
 			// them before bbolt makes its own copy at commit.
 			debug.FreeOSMemory()
@@ -147,14 +147,14 @@ func (b *builder) handle(it *item) {
 		b.line(it, line, flags)
 	}
 	if it.gap {
-		f.gap(it.resync, emit)
+		f.Gap(it.resync, emit)
 	}
 	var endedLost bool
 	switch it.kind {
 	case itemChunk:
-		endedLost = f.push(it.data, emit)
+		endedLost = f.Push(it.data, emit)
 	case itemEnd:
-		endedLost = f.flush(func(line []byte) { b.line(it, line, wire.FlagPartial) })
+		endedLost = f.Flush(func(line []byte) { b.line(it, line, wire.FlagPartial) })
 		delete(b.framers, k)
 	}
 	if endedLost {
@@ -175,7 +175,7 @@ func (b *builder) flushAll() {
 	})
 	for k, f := range b.framers {
 		it := &item{stream: k.stream, dir: k.stream.Dir(), conn: k.conn, t: time.Now().UnixNano()}
-		if f.flush(func(line []byte) { b.line(it, line, wire.FlagPartial) }) {
+		if f.Flush(func(line []byte) { b.line(it, line, wire.FlagPartial) }) {
 			b.w.tap.lostMsgs.Add(1)
 		}
 	}

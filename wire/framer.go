@@ -2,59 +2,81 @@ package wire
 
 import "bytes"
 
-// Framer splits a byte stream into newline-terminated frames with no size
-// limit. Complete lines inside one chunk are handed out without copying;
-// only a line that spans chunks is accumulated.
+// Framer splits one byte stream into newline-terminated frames with no
+// size limit. It takes ownership of the chunks it is given: a complete
+// line inside one chunk is handed out as a slice of it, without copying,
+// and a line that spans chunks is kept as a list of pieces and assembled
+// once, at its exact size (a 100 MiB line costs one copy, not a doubling
+// buffer's several). After bytes were lost upstream (Gap) it skips to the
+// next newline, so framing resynchronises instead of gluing two halves.
 type Framer struct {
-	buf []byte
+	pieces   [][]byte
+	pending  int
+	skipping bool
 }
 
-// Push consumes chunk and calls emit with each completed frame, without
-// its "\n". The slice is valid only during the call.
-func (f *Framer) Push(chunk []byte, emit func(frame []byte)) {
+// Push consumes chunk, which the Framer now owns, and calls emit with each
+// completed frame, without its "\n"; lost is never set by Push. Frames
+// belong to the caller. Push reports whether it ended a frame that was
+// being skipped after a Gap (a lost frame, for the caller to count).
+func (f *Framer) Push(chunk []byte, emit func(frame []byte, lost bool)) (endedLost bool) {
 	for len(chunk) > 0 {
 		nl := bytes.IndexByte(chunk, '\n')
-		if nl < 0 {
-			f.buf = append(f.buf, chunk...)
-			return
+		if f.skipping {
+			if nl < 0 {
+				return endedLost
+			}
+			f.skipping, endedLost = false, true
+			chunk = chunk[nl+1:]
+			continue
 		}
-		if len(f.buf) == 0 {
-			emit(chunk[:nl])
+		if nl < 0 {
+			f.pieces = append(f.pieces, chunk)
+			f.pending += len(chunk)
+			return endedLost
+		}
+		if f.pending == 0 {
+			emit(chunk[:nl:nl], false)
 		} else {
-			f.buf = append(f.buf, chunk[:nl]...)
-			emit(f.buf)
-			f.release()
+			emit(f.assemble(chunk[:nl]), false)
 		}
 		chunk = chunk[nl+1:]
 	}
+	return endedLost
+}
+
+// Gap says bytes were lost before the next chunk: the frame in progress,
+// if any, is emitted with lost set; with resync the bytes up to the next
+// newline belong to a frame that is lost, and are skipped.
+func (f *Framer) Gap(resync bool, emit func(frame []byte, lost bool)) {
+	if f.pending > 0 {
+		emit(f.assemble(nil), true)
+	}
+	f.skipping = f.skipping || resync
+}
+
+// Flush hands out the unfinished frame at the end of the stream, if there
+// is one. It reports whether the stream ended inside a skipped frame.
+func (f *Framer) Flush(emit func(frame []byte)) (endedLost bool) {
+	endedLost, f.skipping = f.skipping, false
+	if f.pending > 0 {
+		emit(f.assemble(nil))
+	}
+	return endedLost
 }
 
 // Pending reports how many bytes of an unfinished frame are held.
-func (f *Framer) Pending() int { return len(f.buf) }
+func (f *Framer) Pending() int { return f.pending }
 
-// Flush hands out the unfinished frame at end of stream, if there is one.
-func (f *Framer) Flush(emit func(frame []byte)) bool {
-	if len(f.buf) == 0 {
-		return false
+// assemble joins the pending pieces and last into one exact-size slice.
+func (f *Framer) assemble(last []byte) []byte {
+	out := make([]byte, 0, f.pending+len(last))
+	for _, p := range f.pieces {
+		out = append(out, p...)
 	}
-	emit(f.buf)
-	f.release()
-	return true
-}
-
-// Discard drops the unfinished frame (its bytes were lost upstream) and
-// reports how many bytes it held.
-func (f *Framer) Discard() int {
-	n := len(f.buf)
-	f.release()
-	return n
-}
-
-// release empties the buffer, giving back memory a huge frame took.
-func (f *Framer) release() {
-	if cap(f.buf) > 1<<20 {
-		f.buf = nil
-		return
-	}
-	f.buf = f.buf[:0]
+	out = append(out, last...)
+	clear(f.pieces)
+	f.pieces = f.pieces[:0]
+	f.pending = 0
+	return out
 }

@@ -8,10 +8,10 @@ import (
 // frameAll pushes input in chunks of the given size and collects frames.
 func frameAll(input []byte, chunk int) (frames [][]byte, rest []byte) {
 	var f Framer
-	collect := func(fr []byte) { frames = append(frames, append([]byte(nil), fr...)) }
+	collect := func(fr []byte, _ bool) { frames = append(frames, fr) }
 	for len(input) > 0 {
 		n := min(chunk, len(input))
-		f.Push(input[:n], collect)
+		f.Push(append([]byte(nil), input[:n]...), collect) // the Framer owns what it is given
 		input = input[n:]
 	}
 	f.Flush(func(fr []byte) { rest = append([]byte(nil), fr...) })
@@ -52,16 +52,32 @@ func TestFramer(t *testing.T) {
 	}
 }
 
-func TestFramerDiscard(t *testing.T) {
-	var f Framer
-	var got []string
-	f.Push([]byte("lost part"), func(fr []byte) { got = append(got, string(fr)) })
-	if n := f.Discard(); n != len("lost part") {
-		t.Fatalf("Discard = %d, want %d", n, len("lost part"))
+func TestFramerGap(t *testing.T) {
+	type got struct {
+		frame string
+		lost  bool
 	}
-	f.Push([]byte("next\n"), func(fr []byte) { got = append(got, string(fr)) })
-	if len(got) != 1 || got[0] != "next" {
-		t.Fatalf("after Discard got %q", got)
+	var out []got
+	emit := func(fr []byte, lost bool) { out = append(out, got{string(fr), lost}) }
+	var f Framer
+	f.Push([]byte("whole\npart of a"), emit)
+	f.Gap(true, emit) // bytes lost, the rest of that line included
+	if f.Push([]byte("...rest\nnext\n"), emit) != true {
+		t.Error("Push should report the end of the skipped frame")
+	}
+	want := []got{{"whole", false}, {"part of a", true}, {"next", false}}
+	if len(out) != len(want) {
+		t.Fatalf("got %+v, want %+v", out, want)
+	}
+	for i := range want {
+		if out[i] != want[i] {
+			t.Errorf("frame %d = %+v, want %+v", i, out[i], want[i])
+		}
+	}
+	f.Push([]byte("tail"), emit)
+	var rest string
+	if f.Flush(func(fr []byte) { rest = string(fr) }) || rest != "tail" {
+		t.Errorf("Flush gave %q", rest)
 	}
 }
 
