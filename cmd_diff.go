@@ -104,7 +104,7 @@ func ignoreFlags(fs *flag.FlagSet) replay.Ignore {
 }
 
 func loadForDiff(fs *flag.FlagSet, name, session string) ([]replay.Message, error) {
-	path, err := locateCapture(fs, name)
+	path, err := resolveCapture(fs, name)
 	if err != nil {
 		return nil, err
 	}

@@ -35,21 +35,6 @@ func init() {
 	})
 }
 
-// locateCapture turns the CAPTURE argument into a path: an existing file,
-// else a name in the capture directory ("latest", a prefix).
-func locateCapture(fs *flag.FlagSet, name string) (string, error) {
-	if st, err := os.Stat(name); err == nil && !st.IsDir() {
-		return name, nil
-	}
-	dir, _ := fs.GetString("dir")
-	if dir == "" {
-		var err error
-		if dir, err = capture.DefaultDir(); err != nil {
-			return "", err
-		}
-	}
-	return capture.Resolve(dir, name)
-}
 
 func runExport(fs *flag.FlagSet, args []string) (int, error) {
 	if len(args) != 1 {
@@ -63,7 +48,7 @@ func runExport(fs *flag.FlagSet, args []string) (int, error) {
 	if format == "capture" && out == "-" {
 		return 2, usageErrorf("a capture file cannot go to stdout; use -o FILE, or --format jsonl")
 	}
-	path, err := locateCapture(fs, args[0])
+	path, err := resolveCapture(fs, args[0])
 	if err != nil {
 		return 2, err
 	}

@@ -79,7 +79,7 @@ func runLint(fs *flag.FlagSet, args []string) (int, error) {
 			return 2, usageErrorf("--schema: %v", err)
 		}
 	}
-	path, err := lintCapturePath(fs, args[0])
+	path, err := resolveCapture(fs, args[0])
 	if err != nil {
 		return 1, err
 	}
@@ -114,21 +114,6 @@ func lintCapture(stdout, stderr io.Writer, path string, f lintFlags, schema *pro
 	return 0, nil
 }
 
-// lintCapturePath takes an existing file as it is, else resolves a name
-// (a file in the capture directory, a prefix, "latest").
-func lintCapturePath(fs *flag.FlagSet, name string) (string, error) {
-	if st, err := os.Stat(name); err == nil && !st.IsDir() {
-		return name, nil
-	}
-	dir, _ := fs.GetString("dir")
-	if dir == "" {
-		var err error
-		if dir, err = capture.DefaultDir(); err != nil {
-			return "", err
-		}
-	}
-	return capture.Resolve(dir, name)
-}
 
 // loadLintMsgs reads every record of a capture with its bytes. A capture
 // a running proxy still writes is read through its live feed, as it is

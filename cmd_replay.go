@@ -66,7 +66,7 @@ func replaySignals() (context.Context, context.CancelFunc) {
 }
 
 func loadReplay(fs *flag.FlagSet, name string) (string, []replay.Message, error) {
-	path, err := locateCapture(fs, name)
+	path, err := resolveCapture(fs, name)
 	if err != nil {
 		return "", nil, err
 	}
