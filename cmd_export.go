@@ -35,7 +35,6 @@ func init() {
 	})
 }
 
-
 func runExport(fs *flag.FlagSet, args []string) (int, error) {
 	if len(args) != 1 {
 		return 2, usageErrorf("expected one CAPTURE, got %q", args)

@@ -114,7 +114,6 @@ func lintCapture(stdout, stderr io.Writer, path string, f lintFlags, schema *pro
 	return 0, nil
 }
 
-
 // loadLintMsgs reads every record of a capture with its bytes. A capture
 // a running proxy still writes is read through its live feed, as it is
 // now, and counts as unfinished. It returns each record's session too,
