@@ -94,16 +94,22 @@ func SelectSession(src Source, session string) (Selection, error) {
 	return sel, err
 }
 
-// Export writes the selected session of src to a new capture at dst,
-// redacted unless opts.NoRedact. dst must not exist.
-func Export(src Source, dst string, opts ExportOptions) (ExportResult, error) {
+// startExport selects the session to export and builds its redactor.
+func startExport(src Source, opts ExportOptions) (Selection, *Redactor, ExportResult, error) {
 	var res ExportResult
 	sel, err := SelectSession(src, opts.Session)
 	if err != nil {
-		return res, err
+		return sel, nil, res, err
 	}
 	res.Session = sel.Session
 	red, err := NewRedactor(opts.Redact)
+	return sel, red, res, err
+}
+
+// Export writes the selected session of src to a new capture at dst,
+// redacted unless opts.NoRedact. dst must not exist.
+func Export(src Source, dst string, opts ExportOptions) (ExportResult, error) {
+	sel, red, res, err := startExport(src, opts)
 	if err != nil {
 		return res, err
 	}

@@ -12,13 +12,7 @@ import (
 // lines, the format of acpscope dump) to w, redacted unless
 // opts.NoRedact. Batches travel as the batch line; Import reads it back.
 func ExportJSONL(src Source, w io.Writer, opts ExportOptions) (ExportResult, error) {
-	var res ExportResult
-	sel, err := SelectSession(src, opts.Session)
-	if err != nil {
-		return res, err
-	}
-	res.Session = sel.Session
-	red, err := NewRedactor(opts.Redact)
+	sel, red, res, err := startExport(src, opts)
 	if err != nil {
 		return res, err
 	}
