@@ -30,13 +30,22 @@ func ScanMatches(src Source, f *Filter, from, to uint64, fn func(r *Record, matc
 	})
 }
 
+// releaseEvery bounds how much of the mapped file a body scan keeps
+// resident before releasing it.
+const releaseEvery = 32 << 20
+
 func (r *Reader) scanMatches(f *Filter, from, to uint64, fn func(*Record, bool) bool) (err error) {
 	defer r.guard(&err)()
 	if to == 0 || to > r.last {
 		to = r.last
 	}
 	needBodies := f.NeedsBody()
+	var touched int64 // body bytes read since the mapped pages were last released
 	for from <= to {
+		if touched > releaseEvery {
+			r.releaseMapped()
+			touched = 0
+		}
 		var next uint64
 		stop := false
 		err := r.db.View(func(tx *bolt.Tx) error {
@@ -48,6 +57,7 @@ func (r *Reader) scanMatches(f *Filter, from, to uint64, fn func(*Record, bool) 
 			var all []byte
 			if needBodies {
 				all = tx.Bucket(bucketBodies).Get(seqKey(seg.first))
+				touched += int64(len(all))
 				if int64(len(all)) != seg.offsets[len(seg.offsets)-1] {
 					return fmt.Errorf("segment %d: bodies hold %d bytes, metadata says %d: %w", seg.first, len(all), seg.offsets[len(seg.offsets)-1], errSegment)
 				}
