@@ -48,3 +48,19 @@ func FuzzValidJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestValidStringEveryAlignment puts each character the string scanner
+// must stop at in every position of strings longer than its eight-byte
+// stride, and holds the verdict to encoding/json's.
+func TestValidStringEveryAlignment(t *testing.T) {
+	for _, special := range []string{`"`, `\\`, `\"`, `\u00e9`, `\x`, "\x01", "\x1f", "é", "\x7f"} {
+		for n := 0; n < 24; n++ {
+			for pos := 0; pos <= n; pos++ {
+				s := `{"k":"` + strings.Repeat("a", pos) + special + strings.Repeat("b", n-pos) + `"}`
+				if got, want := validJSON([]byte(s)), json.Valid([]byte(s)); got != want {
+					t.Fatalf("validJSON(%q) = %v, encoding/json says %v", s, got, want)
+				}
+			}
+		}
+	}
+}
