@@ -116,15 +116,19 @@ func skipSpace(b []byte, i int) int {
 
 // skipString returns the index just past the string literal at b[i].
 func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
+	for i++; ; i++ {
+		i = plainRun(b, i)
+		for i < len(b) && b[i] != '"' && b[i] != '\\' {
 			i++
-		case '"':
+		}
+		if i >= len(b) {
+			return len(b)
+		}
+		if b[i] == '"' {
 			return i + 1
 		}
+		i++ // the escaped byte
 	}
-	return len(b)
 }
 
 // skipValue returns the index just past the value starting at b[i].
