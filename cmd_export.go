@@ -25,7 +25,7 @@ func init() {
 		setup: func(fs *flag.FlagSet) {
 			fs.String("dir", "", "capture directory (default $ACPSCOPE_DIR or ~/.local/state/acpscope/captures)")
 			fs.String("session", "", "the session to export (required when the capture holds several)")
-			fs.StringP("output", "o", "", "output file; '-' writes jsonl or mermaid to stdout")
+			fs.StringP("output", "o", "", "output file (required for --format capture); jsonl and mermaid go to stdout by default")
 			fs.String("format", "capture", "capture (a single-session capture file), jsonl or mermaid")
 			fs.StringArray("redact", nil, "also redact values at this JSON path (glob: * one segment, ** any)")
 			fs.StringArray("redact-re", nil, "also redact text matching this regular expression")
@@ -41,8 +41,11 @@ func runExport(fs *flag.FlagSet, args []string) (int, error) {
 	}
 	out, _ := fs.GetString("output")
 	format, _ := fs.GetString("format")
-	if out == "" {
-		return 2, usageErrorf("say where to write with -o FILE (or -o - for jsonl and mermaid)")
+	switch {
+	case out == "" && format != "capture":
+		out = "-" // text formats go to stdout, ready for a pipe or a redirect
+	case out == "":
+		return 2, usageErrorf("say where to write the capture file with -o FILE")
 	}
 	if format == "capture" && out == "-" {
 		return 2, usageErrorf("a capture file cannot go to stdout; use -o FILE, or --format jsonl")
