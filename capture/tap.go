@@ -82,11 +82,14 @@ func (tp *tap) reserve(n int) bool {
 	return true
 }
 
-// offer enqueues it without blocking.
-func (tp *tap) offer(it item) bool {
-	if tp.closed.Load() || !tp.reserve(len(it.data)) {
+// offer enqueues it without blocking, with a copy of src as its data.
+// The copy is made only once the queue has room: under overload the
+// forwarding path pays nothing for a chunk that is dropped anyway.
+func (tp *tap) offer(it item, src []byte) bool {
+	if tp.closed.Load() || !tp.reserve(len(src)) {
 		return false
 	}
+	it.data = append(make([]byte, 0, len(src)), src...) // never nil: an empty Frame is a message
 	select {
 	case tp.queue <- it:
 		return true
@@ -119,8 +122,7 @@ func (w *Writer) Chunk(conn uint32, s Stream, t int64, b []byte) {
 	if st.gap.Load() {
 		it.gap, it.resync = true, st.midLine.Load()
 	}
-	it.data = bytes.Clone(b)
-	if !tp.offer(it) {
+	if !tp.offer(it, b) {
 		tp.dropChunk(st, b)
 		return
 	}
@@ -138,7 +140,7 @@ func (w *Writer) EndStream(conn uint32, s Stream, t int64) {
 	if st.gap.Load() {
 		it.gap, it.resync = true, st.midLine.Load()
 	}
-	if tp.offer(it) && it.gap {
+	if tp.offer(it, nil) && it.gap {
 		st.gap.Store(false)
 	}
 }
@@ -148,11 +150,8 @@ func (w *Writer) EndStream(conn uint32, s Stream, t int64) {
 // env is kept as is, so the caller must not change it afterwards.
 func (w *Writer) Frame(conn uint32, dir wire.Dir, t int64, b []byte, flags wire.Flags, env *wire.Envelope) {
 	tp := &w.tap
-	it := item{kind: itemFrame, dir: dir, conn: conn, t: t, flags: flags, data: bytes.Clone(b), env: env}
-	if it.data == nil {
-		it.data = []byte{}
-	}
-	if !tp.offer(it) {
+	it := item{kind: itemFrame, dir: dir, conn: conn, t: t, flags: flags, env: env}
+	if !tp.offer(it, b) {
 		tp.lostBytes.Add(int64(len(b)))
 		tp.lostMsgs.Add(1)
 		tp.lossEvents.Add(1)
