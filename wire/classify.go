@@ -45,9 +45,11 @@ func Classify(line []byte) Message {
 		m.Flags |= FlagCRLF
 		line = line[:n-1]
 	}
-	trimmed := bytes.TrimSpace(line)
+	// Only JSON's own white space may surround a message: "\v", "\f" or
+	// U+00A0 next to an object make it invalid JSON, not a message.
+	trimmed := bytes.Trim(line, jsonSpace)
 	switch {
-	case len(trimmed) == 0:
+	case len(bytes.TrimSpace(line)) == 0:
 		m.Kind = KindNonProtocol
 		m.Flags |= FlagEmpty
 	case !utf8.Valid(line):
@@ -62,10 +64,13 @@ func Classify(line []byte) Message {
 	case !validJSON(trimmed):
 		m.Kind = KindInvalidJSON
 	default:
-		classifyBatch(trimmed, len(line)-len(bytes.TrimLeft(line, " \t\r")), &m)
+		classifyBatch(trimmed, len(line)-len(bytes.TrimLeft(line, jsonSpace)), &m)
 	}
 	return m
 }
+
+// jsonSpace is the white space RFC 8259 allows around a value.
+const jsonSpace = " \t\n\r"
 
 // classifyBatch classifies each element of a valid JSON array. offset is
 // where trimmed starts within the frame, so member spans index the frame.

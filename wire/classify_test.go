@@ -74,3 +74,26 @@ func TestClassifyInvalidObjects(t *testing.T) {
 		}
 	}
 }
+
+// TestClassifyOnlyJSONWhiteSpace: a frame is trimmed of JSON's white space
+// alone, so other Unicode spaces make it invalid and member spans still
+// index the frame whatever white space leads it.
+func TestClassifyOnlyJSONWhiteSpace(t *testing.T) {
+	for _, line := range []string{
+		"{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\v", "{\"id\":1,\"result\":2}\u00a0", "{\"id\":1,\"result\":2}\f",
+		"[{\"id\":1,\"result\":2}]\u0085",
+	} {
+		if m := Classify([]byte(line)); m.Kind != KindInvalidJSON {
+			t.Errorf("Classify(%q) = %v, want invalid-json", line, m.Kind)
+		}
+	}
+	for _, line := range []string{"\n[{\"id\":1,\"result\":2}]", " \r\n\t[{\"id\":1,\"result\":2}]"} {
+		m := Classify([]byte(line))
+		if m.Kind != KindBatch || len(m.Members) != 1 {
+			t.Fatalf("Classify(%q) = %v with %d members", line, m.Kind, len(m.Members))
+		}
+		if got := line[m.Members[0].Start:m.Members[0].End]; got != `{"id":1,"result":2}` {
+			t.Errorf("Classify(%q): member span holds %q", line, got)
+		}
+	}
+}
