@@ -23,6 +23,10 @@ func Walk(doc []byte, visit func(path []string, start, end int) bool) error {
 	return nil
 }
 
+// walkValue visits the value at doc[i] and its children. A child's path
+// extends its parent's in place (siblings reuse the same slot): visit may
+// use path only during its call, and copying it at every level would cost
+// memory in the square of the depth.
 func walkValue(doc []byte, i int, path []string, visit func([]string, int, int) bool) int {
 	end := skipValue(doc, i)
 	if !visit(path, i, end) {
@@ -32,12 +36,12 @@ func walkValue(doc []byte, i int, path []string, visit func([]string, int, int) 
 	case '{':
 		forEachMember(doc[i:end], func(key, value []byte) {
 			start := i + (cap(doc[i:end]) - cap(value)) // value's offset within doc
-			walkValue(doc, start, append(path[:len(path):len(path)], string(key)), visit)
+			walkValue(doc, start, append(path, string(key)), visit)
 		})
 	case '[':
 		n := 0
 		forEachElement(doc[i:end], func(s, _ int) {
-			walkValue(doc, i+s, append(path[:len(path):len(path)], strconv.Itoa(n)), visit)
+			walkValue(doc, i+s, append(path, strconv.Itoa(n)), visit)
 			n++
 		})
 	}

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -33,5 +34,32 @@ func TestWalk(t *testing.T) {
 	}
 	if err := Walk([]byte(`{"a":`), func([]string, int, int) bool { return true }); err != ErrNotJSON {
 		t.Errorf("Walk of invalid JSON = %v, want ErrNotJSON", err)
+	}
+}
+
+// TestWalkDeepPathMemory: each level's path extends its parent's instead
+// of copying it, so a deeply nested document costs memory in proportion to
+// its depth, not its square.
+func TestWalkDeepPathMemory(t *testing.T) {
+	const depth = 4096
+	doc := []byte(strings.Repeat("[", depth) + strings.Repeat("]", depth))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	visited := 0
+	if err := Walk(doc, func(path []string, _, _ int) bool {
+		if len(path) != visited {
+			t.Fatalf("value %d has a path of %d elements", visited, len(path))
+		}
+		visited++
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if visited != depth {
+		t.Fatalf("visited %d values, want %d", visited, depth)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
+		t.Errorf("walking %d nested arrays allocated %d MiB", depth, alloc>>20)
 	}
 }
