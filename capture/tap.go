@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bytes"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -56,6 +57,7 @@ type tap struct {
 	limit      int64
 	streams    sync.Map // streamKey → *tapStream
 	closed     atomic.Bool
+	offering   atomic.Int64 // offers under way, so shut can wait them out
 	lostMsgs   atomic.Int64
 	lostBytes  atomic.Int64
 	lossEvents atomic.Int64 // drops, so the writer can tell bursts apart
@@ -86,6 +88,8 @@ func (tp *tap) reserve(n int) bool {
 // The copy is made only once the queue has room: under overload the
 // forwarding path pays nothing for a chunk that is dropped anyway.
 func (tp *tap) offer(it item, src []byte) bool {
+	tp.offering.Add(1)
+	defer tp.offering.Add(-1)
 	if tp.closed.Load() || !tp.reserve(len(src)) {
 		return false
 	}
@@ -96,6 +100,17 @@ func (tp *tap) offer(it item, src []byte) bool {
 	default:
 		tp.queued.Add(-int64(len(it.data)))
 		return false
+	}
+}
+
+// shut refuses further offers and waits out those under way (an offer
+// never blocks, so this is brief): once it returns, everything the tap
+// accepted is in the queue for the builder's last drain, and nothing can
+// slip in after it unrecorded and uncounted.
+func (tp *tap) shut() {
+	tp.closed.Store(true)
+	for tp.offering.Load() != 0 {
+		runtime.Gosched()
 	}
 }
 

@@ -227,7 +227,7 @@ func (w *Writer) loss() Loss {
 // file and the live feed. It is idempotent.
 func (w *Writer) Close() error {
 	w.closeOnce.Do(func() {
-		w.tap.closed.Store(true)
+		w.tap.shut()
 		close(w.stop)
 		<-w.done
 		if w.feed != nil {
