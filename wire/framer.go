@@ -47,12 +47,14 @@ func (f *Framer) Push(chunk []byte, emit func(frame []byte, lost bool)) (endedLo
 
 // Gap says bytes were lost before the next chunk: the frame in progress,
 // if any, is emitted with lost set; with resync the bytes up to the next
-// newline belong to a frame that is lost, and are skipped.
+// newline belong to a frame that is lost, and are skipped. Without it the
+// lost bytes ended a line, and with it any frame being skipped: the next
+// byte starts a frame.
 func (f *Framer) Gap(resync bool, emit func(frame []byte, lost bool)) {
 	if f.pending > 0 {
 		emit(f.assemble(nil), true)
 	}
-	f.skipping = f.skipping || resync
+	f.skipping = resync
 }
 
 // Flush hands out the unfinished frame at the end of the stream, if there

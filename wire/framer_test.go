@@ -101,3 +101,24 @@ func FuzzFramer(f *testing.F) {
 		}
 	})
 }
+
+// TestFramerGapEndsSkip: a gap that ends on a line boundary also ends the
+// lost frame being skipped, so the whole line after it is kept.
+func TestFramerGapEndsSkip(t *testing.T) {
+	var frames []string
+	emit := func(fr []byte, lost bool) {
+		if !lost {
+			frames = append(frames, string(fr))
+		}
+	}
+	var f Framer
+	f.Gap(true, emit)           // "abc" lost mid-line
+	f.Push([]byte("def"), emit) // the rest of that line, skipped
+	f.Gap(false, emit)          // "gh\nij\n" lost: the skipped line ended there
+	if f.Push([]byte("k\nl\n"), emit) {
+		t.Error("Push reported a skipped frame ending, but the gap ended it")
+	}
+	if len(frames) != 2 || frames[0] != "k" || frames[1] != "l" {
+		t.Errorf("frames after the gap = %q, want [k l]", frames)
+	}
+}
