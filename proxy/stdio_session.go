@@ -135,9 +135,11 @@ func (s *session) drainOutputs() {
 	}
 	// A pump still running now is stuck writing to an editor that does
 	// not read; it is muted and left behind rather than hang the exit.
-	giveUp := time.After(pumpWait)
+	// One deadline for both, but a channel each: a channel from
+	// time.After fires once, and the second stuck pump would wait forever.
+	giveUp := time.Now().Add(pumpWait)
 	for _, p := range []*pump{s.out, s.errp} {
-		if !p.waitUntil(giveUp) {
+		if !p.waitUntil(time.After(time.Until(giveUp))) {
 			s.abandon(p)
 		}
 	}
