@@ -14,6 +14,11 @@ func validJSON(b []byte) bool {
 	return ok && skipSpace(b, i) == len(b)
 }
 
+// maxDepth is encoding/json's nesting limit. Going deeper would make
+// Classify call a message valid that every Go peer (and the redactor,
+// which decodes with encoding/json) rejects.
+const maxDepth = 10000
+
 // validValue validates the value starting at b[i] and returns the index
 // just past it. Containers are tracked on an explicit stack of closers.
 func validValue(b []byte, i int) (int, bool) {
@@ -25,6 +30,9 @@ func validValue(b []byte, i int) (int, bool) {
 			return i, false
 		}
 		var ok bool
+		if (b[i] == '{' || b[i] == '[') && len(stack) >= maxDepth {
+			return i, false // this container would be one level too deep
+		}
 		switch c := b[i]; {
 		case c == '{':
 			i = skipSpace(b, i+1)

@@ -24,9 +24,11 @@ func TestValidJSON(t *testing.T) {
 }
 
 func TestValidJSONDeepNesting(t *testing.T) {
-	deep := strings.Repeat("[", 1<<20) + strings.Repeat("]", 1<<20)
-	if !validJSON([]byte(deep)) {
-		t.Error("a million nested arrays are valid JSON")
+	for _, depth := range []int{maxDepth, maxDepth + 1, 1 << 20} {
+		deep := []byte(strings.Repeat("[", depth) + strings.Repeat("]", depth))
+		if got, want := validJSON(deep), json.Valid(deep); got != want {
+			t.Errorf("%d nested arrays: validJSON %v, encoding/json %v", depth, got, want)
+		}
 	}
 	if validJSON([]byte(strings.Repeat("[", 1<<20))) {
 		t.Error("unclosed arrays accepted")
@@ -61,6 +63,19 @@ func TestValidStringEveryAlignment(t *testing.T) {
 					t.Fatalf("validJSON(%q) = %v, encoding/json says %v", s, got, want)
 				}
 			}
+		}
+	}
+}
+
+func TestValidJSONDepthLimitObjects(t *testing.T) {
+	for _, depth := range []int{maxDepth - 1, maxDepth, maxDepth + 1} {
+		deep := []byte(strings.Repeat(`{"a":`, depth) + "1" + strings.Repeat("}", depth))
+		if got, want := validJSON(deep), json.Valid(deep); got != want {
+			t.Errorf("%d nested objects: validJSON %v, encoding/json %v", depth, got, want)
+		}
+		empty := []byte(strings.Repeat(`{"a":`, depth-1) + "{}" + strings.Repeat("}", depth-1))
+		if got, want := validJSON(empty), json.Valid(empty); got != want {
+			t.Errorf("%d nested objects ending empty: validJSON %v, encoding/json %v", depth, got, want)
 		}
 	}
 }
