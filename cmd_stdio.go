@@ -147,6 +147,9 @@ var launchers = map[string]bool{"npx": true, "bunx": true, "pnpx": true, "uvx": 
 // agentName guesses a short agent name from its command line.
 func agentName(argv []string) string {
 	name := filepath.Base(argv[0])
+	if name == "acpscope" && len(argv) > 1 && !strings.HasPrefix(argv[1], "-") {
+		return argv[1] // one of our own peers: acpscope demo-agent
+	}
 	if launchers[name] {
 		for _, a := range argv[1:] {
 			if !strings.HasPrefix(a, "-") && a != "run" && a != "exec" {

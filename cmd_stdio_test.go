@@ -13,6 +13,8 @@ func TestAgentName(t *testing.T) {
 		{[]string{"python3", "-u", "agents/my_agent.py"}, "my_agent"},
 		{[]string{"codex-acp"}, "codex-acp"},
 		{[]string{"gemini-2.5"}, "gemini-2.5"},
+		{[]string{"/usr/local/bin/acpscope", "demo-agent", "--mutate", "title"}, "demo-agent"},
+		{[]string{"acpscope", "--", "gemini"}, "acpscope"},
 	}
 	for _, tt := range tests {
 		if got := agentName(tt.argv); got != tt.want {
