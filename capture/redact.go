@@ -216,17 +216,7 @@ func (r *Redactor) redactString(lit []byte) ([]byte, bool) {
 	if n == 0 {
 		return nil, false
 	}
-	return encodeString(string(out)), true
-}
-
-// encodeString writes s as a JSON string literal without HTML escaping,
-// so "<redacted>" reads as itself.
-func encodeString(s string) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	return wire.Quote(string(out)), true
 }
 
 // Text redacts the patterns from free text (a stderr line, a non-JSON

@@ -1,12 +1,12 @@
 package replay
 
 import (
-	"bytes"
 	"encoding/json"
 	"regexp"
 	"sort"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/wire"
 )
 
 // Binder rebinds identifiers a live peer mints differently from the
@@ -134,7 +134,7 @@ func (b *Binder) Apply(doc []byte) []byte {
 			return true
 		}
 		if nw, ok := b.m[unquote(doc[start:end])]; ok {
-			edits = append(edits, capture.Edit{Start: start, End: end, With: encodeString(nw)})
+			edits = append(edits, capture.Edit{Start: start, End: end, With: wire.Quote(nw)})
 		}
 		return true
 	})
@@ -152,16 +152,7 @@ func unquote(lit []byte) string {
 	return s
 }
 
-// encodeString writes s as a JSON string literal without HTML escaping.
-func encodeString(s string) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-}
-
-func quote(s string) string { return string(encodeString(s)) }
+func quote(s string) string { return string(wire.Quote(s)) }
 
 // SetID returns doc (a JSON-RPC object) with its top-level "id" value
 // replaced by id, every other byte unchanged.

@@ -194,3 +194,14 @@ func unquote(lit []byte) string {
 	}
 	return s
 }
+
+// Quote returns s as a JSON string literal, without the HTML escaping
+// encoding/json applies by default, so "<redacted>" reads as itself when
+// spliced into a message.
+func Quote(s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
