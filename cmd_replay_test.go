@@ -15,6 +15,7 @@ import (
 
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/internal/demo"
+	"github.com/acpscope/acpscope/internal/testkit"
 )
 
 // The test binary doubles as acpscope: with this variable set it runs
@@ -266,19 +267,5 @@ func TestCmdImportFixtures(t *testing.T) {
 // -update-cmd.
 func goldenCmd(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *updateGolden {
-		os.MkdirAll("testdata", 0o755)
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (run with -update-cmd to create it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (rerun with -update-cmd if intended)\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	testkit.Golden(t, filepath.Join("testdata", name), got, *updateGolden, "-update-cmd")
 }

@@ -3,29 +3,18 @@ package protocol
 import (
 	"bytes"
 	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/acpscope/acpscope/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; rerun with -update if the change is intended\n--- got (first 2000 bytes):\n%s", name, head(got, 2000))
-	}
+	testkit.Golden(t, filepath.Join("testdata", name), got, *update, "-update")
 }
 
 func head(b []byte, n int) []byte {

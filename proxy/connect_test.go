@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/internal/demo"
+	"github.com/acpscope/acpscope/internal/testkit"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -50,24 +51,6 @@ func demoAgent(t testing.TB) string {
 	return demoAgentPath
 }
 
-// tap keeps a copy of what passes.
-type tap struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (t *tap) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.buf.Write(p)
-}
-
-func (t *tap) bytes() []byte {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]byte(nil), t.buf.Bytes()...)
-}
-
 // conversation runs the demo client over connect to url and returns its
 // summary and the bytes the client sent and received.
 // It also checks that connect recorded each message it carried, once.
@@ -75,7 +58,7 @@ func conversation(t *testing.T, co ConnectOptions, opts demo.ClientOptions) (dem
 	t.Helper()
 	toConnect, clientOut := io.Pipe()  // client → connect's stdin
 	clientIn, fromConnect := io.Pipe() // connect's stdout → client
-	var sent, got tap
+	var sent, got testkit.Buffer
 	rec := &memRecorder{}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -104,13 +87,13 @@ func conversation(t *testing.T, co ConnectOptions, opts demo.ClientOptions) (dem
 			toClient = append(toClient, f.Body+"\n")
 		}
 	}
-	if strings.Join(fromClient, "") != string(sent.bytes()) {
-		t.Errorf("connect recorded %d client messages, not the %d bytes the client sent", len(fromClient), len(sent.bytes()))
+	if strings.Join(fromClient, "") != string(sent.Bytes()) {
+		t.Errorf("connect recorded %d client messages, not the %d bytes the client sent", len(fromClient), len(sent.Bytes()))
 	}
-	if !reflect.DeepEqual(sortedLines([]byte(strings.Join(toClient, ""))), sortedLines(got.bytes())) {
+	if !reflect.DeepEqual(sortedLines([]byte(strings.Join(toClient, ""))), sortedLines(got.Bytes())) {
 		t.Errorf("connect recorded %d agent messages, not what the client received", len(toClient))
 	}
-	return sum, sent.bytes(), got.bytes()
+	return sum, sent.Bytes(), got.Bytes()
 }
 
 type writeCloser struct {
@@ -228,12 +211,12 @@ func TestConnectLost(t *testing.T) {
 	}
 	stdinR, stdinW := io.Pipe()
 	done := make(chan error, 1)
-	var out tap
+	var out testkit.Buffer
 	go func() {
 		done <- Connect(context.Background(), ConnectOptions{URL: f.url, AuthToken: "tok", Stdin: stdinR, Stdout: &out})
 	}()
 	io.WriteString(stdinW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`+"\n")
-	waitFor(t, func() bool { return bytes.Contains(out.bytes(), []byte(`"id":0`)) })
+	waitFor(t, func() bool { return bytes.Contains(out.Bytes(), []byte(`"id":0`)) })
 	f.srv.Close() // the server ends every connection
 	select {
 	case err := <-done:
@@ -247,13 +230,13 @@ func TestConnectLost(t *testing.T) {
 
 // connectOnce runs connect with one line on stdin and returns its output.
 func connectOnce(url, token, line string) (string, error) {
-	var out tap
+	var out testkit.Buffer
 	in := ""
 	if line != "" {
 		in = line + "\n"
 	}
 	err := Connect(context.Background(), ConnectOptions{URL: url, AuthToken: token, Stdin: strings.NewReader(in), Stdout: &out})
-	return string(out.bytes()), err
+	return string(out.Bytes()), err
 }
 
 func firstDiff(want, got []byte) string {
@@ -271,7 +254,7 @@ func TestConnectGoose(t *testing.T) {
 	up := newFakeUpstream(t)
 	srv := startServer(t, protoH1, up)
 	stdinR, stdinW := io.Pipe()
-	var out tap
+	var out testkit.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- Connect(context.Background(), ConnectOptions{URL: srv.URL + "/goose", Stdin: stdinR, Stdout: &out})
@@ -281,14 +264,14 @@ func TestConnectGoose(t *testing.T) {
 	first := `{"jsonrpc":"2.0","method":"notice"}` + "\n" + `{"jsonrpc":"2.0", "id":1,"result":{}}` + "\n"
 	want := first + `{"jsonrpc":"2.0","method":"notice"}` + "\n" + `{"jsonrpc":"2.0", "id":2,"result":{}}` + "\n"
 	io.WriteString(stdinW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`+"\n")
-	waitFor(t, func() bool { return len(out.bytes()) >= len(first) })
+	waitFor(t, func() bool { return len(out.Bytes()) >= len(first) })
 	io.WriteString(stdinW, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{}}`+"\n")
-	waitFor(t, func() bool { return len(out.bytes()) >= len(want) })
+	waitFor(t, func() bool { return len(out.Bytes()) >= len(want) })
 	stdinW.Close()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if got := string(out.bytes()); got != want {
+	if got := string(out.Bytes()); got != want {
 		t.Fatalf("stdout %q, want %q", got, want)
 	}
 }
@@ -299,8 +282,8 @@ func TestConnectGoose(t *testing.T) {
 func TestConnectThroughProxy(t *testing.T) {
 	_, rec, base, _ := proxyPair(t, protoH1, "/acp")
 	stdinR, stdinW := io.Pipe()
-	var out tap
-	var warnings syncBuffer
+	var out testkit.Buffer
+	var warnings testkit.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- Connect(context.Background(), ConnectOptions{URL: base + "/acp", Stdin: stdinR, Stdout: &out,
@@ -310,12 +293,12 @@ func TestConnectThroughProxy(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{}}`+"\n")
 	want := `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}` + "\n" +
 		`{"jsonrpc":"2.0", "id":2,"result":{"sessionId":"s1"}}` + "\n"
-	waitFor(t, func() bool { return len(out.bytes()) >= len(want) })
+	waitFor(t, func() bool { return len(out.Bytes()) >= len(want) })
 	stdinW.Close()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if got := string(out.bytes()); got != want {
+	if got := string(out.Bytes()); got != want {
 		t.Fatalf("stdout %q, want %q", got, want)
 	}
 	if !strings.Contains(warnings.String(), "session s1 stream refused: 404") {
@@ -342,11 +325,11 @@ func TestConnectProxyNoGoroutineLeak(t *testing.T) {
 		front := httptest.NewServer(p)
 		for _, u := range []string{front.URL + "/acp", "ws" + strings.TrimPrefix(front.URL, "http") + "/acp"} {
 			stdinR, stdinW := io.Pipe()
-			var out tap
+			var out testkit.Buffer
 			done := make(chan error, 1)
 			go func() { done <- Connect(context.Background(), ConnectOptions{URL: u, Stdin: stdinR, Stdout: &out}) }()
 			io.WriteString(stdinW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`+"\n")
-			waitFor(t, func() bool { return bytes.Contains(out.bytes(), []byte(`"protocolVersion":1`)) })
+			waitFor(t, func() bool { return bytes.Contains(out.Bytes(), []byte(`"protocolVersion":1`)) })
 			stdinW.Close()
 			if err := <-done; err != nil {
 				t.Fatalf("connect %s: %v", u, err)

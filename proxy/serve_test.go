@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/testkit"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gorilla/websocket"
 )
@@ -364,7 +365,7 @@ func (r *stderrRecorder) EndStream(conn uint32, s capture.Stream, t int64) {
 // TestServeStderr checks that an agent's stderr reaches serve's stderr
 // and the capture, and that the agent goes when its WebSocket does.
 func TestServeStderr(t *testing.T) {
-	var out syncBuffer
+	var out testkit.Buffer
 	rec := &stderrRecorder{}
 	f := startServe(t, protoH1, func(o *ServeOptions) {
 		o.Argv = agentArgv("stderr", "agent says hello")
@@ -403,24 +404,6 @@ func TestOutStreamBound(t *testing.T) {
 	if st.push(4, []byte("y")) {
 		t.Fatal("a closed stream took a message")
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // TestServeCORS checks that an allowed browser origin gets its preflight

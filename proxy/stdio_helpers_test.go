@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"fmt"
 	"hash"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/testkit"
 )
 
 // digest is a streaming summary of bytes: length and SHA-256, plus the
@@ -132,26 +132,8 @@ func (r *testRecorder) check(t *testing.T, s capture.Stream, want []byte) {
 	}
 }
 
-// lockedBuffer collects a stream that tests poll while it grows.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// waitFor polls until the buffer contains s.
-func (b *lockedBuffer) waitFor(t *testing.T, s string, timeout time.Duration) {
+// waitForText polls until the buffer contains s.
+func waitForText(t *testing.T, b *testkit.Buffer, s string, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !strings.Contains(b.String(), s) {
@@ -168,7 +150,7 @@ type proxyRun struct {
 	stdin  *os.File // write end: the editor's side of our stdin
 	stdout *os.File // read end of our stdout
 	out    *digest  // what came out of stdout, once outDone is closed
-	errBuf *lockedBuffer
+	errBuf *testkit.Buffer
 	rec    *testRecorder
 	sigs   chan os.Signal
 
@@ -188,7 +170,7 @@ func startProxy(t *testing.T, cfg StdioConfig, mode ...string) *proxyRun {
 // startProxyWith is startProxy recording into rec instead, when not nil.
 func startProxyWith(t *testing.T, cfg StdioConfig, rec Recorder, mode ...string) *proxyRun {
 	t.Helper()
-	p := &proxyRun{out: newDigest(), errBuf: &lockedBuffer{}, rec: newTestRecorder(), sigs: make(chan os.Signal, 1),
+	p := &proxyRun{out: newDigest(), errBuf: &testkit.Buffer{}, rec: newTestRecorder(), sigs: make(chan os.Signal, 1),
 		outDone: make(chan struct{}), done: make(chan struct{})}
 	inR, inW := mustPipe(t)
 	outR, outW := mustPipe(t)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/testkit"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -20,7 +21,7 @@ type peerProxy struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout io.ReadCloser
-	stderr *lockedBuffer
+	stderr *testkit.Buffer
 }
 
 func startPeerProxy(t *testing.T, capturePath string, agent ...string) *peerProxy {
@@ -29,7 +30,7 @@ func startPeerProxy(t *testing.T, capturePath string, agent ...string) *peerProx
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &peerProxy{cmd: exec.Command(exe, agentArgv(agent...)...), stderr: &lockedBuffer{}}
+	p := &peerProxy{cmd: exec.Command(exe, agentArgv(agent...)...), stderr: &testkit.Buffer{}}
 	p.cmd.Env = append(os.Environ(), peerEnv+"=proxy", peerCaptureEnv+"="+capturePath, "GORACE=atexit_sleep_ms=0")
 	p.cmd.Stderr = p.stderr
 	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
@@ -53,7 +54,7 @@ func startPeerProxy(t *testing.T, capturePath string, agent ...string) *peerProx
 // orphan; the kernel's parent-death signal ends it.
 func TestStdioProxyKilledStopsAgent(t *testing.T) {
 	p := startPeerProxy(t, "", "pid", "ignore-eof")
-	p.stderr.waitFor(t, "\n", 10*time.Second)
+	waitForText(t, p.stderr, "\n", 10*time.Second)
 	var pid int
 	if _, err := fmt.Sscanf(p.stderr.String(), "pid %d", &pid); err != nil {
 		t.Fatalf("no agent pid in %q", p.stderr.String())

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/testkit"
 )
 
 // streamCases are the adversarial inputs the proxy must pass through
@@ -261,7 +262,7 @@ func TestStdioStdinCloseLadder(t *testing.T) {
 // and the child it spawned; the proxy exits with the agent's status.
 func TestStdioSignalForwardedToGroup(t *testing.T) {
 	p := startProxy(t, StdioConfig{Grace: time.Second}, "spawn-child")
-	p.errBuf.waitFor(t, "\n", 10*time.Second)
+	waitForText(t, p.errBuf, "\n", 10*time.Second)
 	var child int
 	if _, err := fmtSscan(p.errBuf.String(), &child); err != nil || child <= 0 {
 		t.Fatalf("no child pid in %q: %v", p.errBuf.String(), err)
@@ -281,9 +282,9 @@ func TestStdioSignalTrapped(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
 			p := startProxy(t, StdioConfig{Grace: 500 * time.Millisecond}, "trap") // room for a loaded machine
-			p.errBuf.waitFor(t, "trap ready", 10*time.Second)
+			waitForText(t, p.errBuf, "trap ready", 10*time.Second)
 			p.sigs <- sig
-			p.errBuf.waitFor(t, "trap "+ExitStatus{Signal: sig}.SignalName(), 10*time.Second)
+			waitForText(t, p.errBuf, "trap "+ExitStatus{Signal: sig}.SignalName(), 10*time.Second)
 			res := p.wait(t, 10*time.Second)
 			if !strings.Contains(p.errBuf.String(), "trap SIGTERM") {
 				t.Errorf("the ladder sent no SIGTERM; stderr %q", p.errBuf.String())
@@ -298,16 +299,16 @@ func TestStdioSignalTrapped(t *testing.T) {
 // TestStdioRealSignal sends SIGHUP to this process: RunStdio's own
 // subscription must catch it and pass it on.
 func TestStdioRealSignal(t *testing.T) {
-	var out, errb lockedBuffer
+	var out, errb testkit.Buffer
 	inR, inW := mustPipe(t)
 	done := make(chan Result, 1)
 	go func() {
 		res, _ := Stdio(t.Context(), StdioConfig{Argv: agentArgv("trap"), Stdin: inR, Stdout: &out, Stderr: &errb, Grace: 200 * time.Millisecond})
 		done <- res
 	}()
-	errb.waitFor(t, "trap ready", 10*time.Second)
+	waitForText(t, &errb, "trap ready", 10*time.Second)
 	syscall.Kill(os.Getpid(), syscall.SIGHUP)
-	errb.waitFor(t, "trap SIGHUP", 10*time.Second)
+	waitForText(t, &errb, "trap SIGHUP", 10*time.Second)
 	inW.Close() // the trap agent exits 0 at stdin EOF
 	select {
 	case res := <-done:
@@ -364,7 +365,7 @@ func TestStdioNoGoroutineLeak(t *testing.T) {
 		}()
 		inW.Write([]byte("{}\n"))
 		inW.Close()
-		if _, err := Stdio(t.Context(), StdioConfig{Argv: agentArgv(mode...), Stdin: inR, Stdout: outW, Stderr: &lockedBuffer{},
+		if _, err := Stdio(t.Context(), StdioConfig{Argv: agentArgv(mode...), Stdin: inR, Stdout: outW, Stderr: &testkit.Buffer{},
 			Grace: 100 * time.Millisecond, Recorder: newTestRecorder(), Signals: make(chan os.Signal)}); err != nil {
 			t.Fatal(err)
 		}
@@ -410,7 +411,7 @@ func TestStdioContextCancel(t *testing.T) {
 	inR, _ := mustPipe(t)
 	done := make(chan Result, 1)
 	go func() {
-		res, _ := Stdio(ctx, StdioConfig{Argv: agentArgv("ignore-eof"), Stdin: inR, Stdout: &lockedBuffer{}, Stderr: &lockedBuffer{},
+		res, _ := Stdio(ctx, StdioConfig{Argv: agentArgv("ignore-eof"), Stdin: inR, Stdout: &testkit.Buffer{}, Stderr: &testkit.Buffer{},
 			Grace: 100 * time.Millisecond, Signals: make(chan os.Signal)})
 		done <- res
 	}()

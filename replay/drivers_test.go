@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/internal/demo"
+	"github.com/acpscope/acpscope/internal/testkit"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -77,8 +78,8 @@ func replayAgainstDemo(t *testing.T, rec []Message, agentOpts demo.AgentOptions,
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var logBuf bytes.Buffer
-	opts.Log = &syncWriter{w: &logBuf}
+	var logBuf testkit.Buffer
+	opts.Log = &logBuf
 	if opts.Settle == 0 {
 		opts.Settle = 300 * time.Millisecond
 	}
@@ -97,17 +98,6 @@ func replayAgainstDemo(t *testing.T, rec []Message, agentOpts demo.AgentOptions,
 		t.Fatalf("replay: %v\n%s", err, logBuf.String())
 	}
 	return res, logBuf.String()
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(b []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(b)
 }
 
 func report(res *Result) string {
@@ -186,7 +176,7 @@ func serveToDemoClient(t *testing.T, rec []Message, clientOpts demo.ClientOption
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var logBuf bytes.Buffer
+	var logBuf testkit.Buffer
 	toAgentR, toAgentW := io.Pipe()
 	toClientR, toClientW := io.Pipe()
 	type out struct {
@@ -195,7 +185,7 @@ func serveToDemoClient(t *testing.T, rec []Message, clientOpts demo.ClientOption
 	}
 	done := make(chan out, 1)
 	go func() { // the replaying agent; ends when the client closes its output
-		res, err := RunAgent(ctx, rec, toAgentR, toClientW, AgentOptions{Log: &syncWriter{w: &logBuf}})
+		res, err := RunAgent(ctx, rec, toAgentR, toClientW, AgentOptions{Log: &logBuf})
 		toClientW.Close()
 		done <- out{res, err}
 	}()

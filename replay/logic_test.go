@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/acpscope/acpscope/internal/testkit"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -18,20 +18,7 @@ var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (run with -update to create it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (rerun with -update if intended)\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	testkit.Golden(t, filepath.Join("testdata", name), got, *update, "-update")
 }
 
 // conv builds a paired conversation from lines "c {json}" (client sent)

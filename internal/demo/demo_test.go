@@ -1,7 +1,6 @@
 package demo
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -9,36 +8,19 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/acpscope/acpscope/internal/testkit"
 )
-
-// syncBuffer records one direction of a conversation.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) Lines() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.SplitAfter(s.b.String(), "\n")
-}
 
 // result is one agent/client conversation over real io.Pipes.
 type result struct {
 	sum       Summary
 	clientErr error
 	agentErr  error
-	toClient  *syncBuffer // every byte the agent wrote
-	toAgent   *syncBuffer // every byte the client wrote
+	toClient  *testkit.Buffer // every byte the agent wrote
+	toAgent   *testkit.Buffer // every byte the client wrote
 }
 
 func converse(t *testing.T, ao AgentOptions, co ClientOptions) result {
@@ -47,7 +29,7 @@ func converse(t *testing.T, ao AgentOptions, co ClientOptions) result {
 	defer cancel()
 	c2aR, c2aW := io.Pipe()
 	a2cR, a2cW := io.Pipe()
-	res := result{toClient: &syncBuffer{}, toAgent: &syncBuffer{}}
+	res := result{toClient: &testkit.Buffer{}, toAgent: &testkit.Buffer{}}
 	agentDone := make(chan error, 1)
 	go func() { // the agent; ends when the client closes c2aW
 		err := RunAgent(ctx, c2aR, io.MultiWriter(a2cW, res.toClient), ao)
@@ -161,7 +143,7 @@ func TestConversation(t *testing.T) {
 			if got := s.Files[DefaultCwd+"/main.go"]; got != tc.file {
 				t.Errorf("main.go at the end:\n%s\nwant:\n%s", got, tc.file)
 			}
-			hasSecret := strings.Contains(r.toAgent.b.String(), SecretValue)
+			hasSecret := strings.Contains(r.toAgent.String(), SecretValue)
 			if hasSecret != tc.co.MCPSecret {
 				t.Errorf("secret on the wire = %t, want %t", hasSecret, tc.co.MCPSecret)
 			}
@@ -215,7 +197,7 @@ func TestCancel(t *testing.T) {
 				}
 			}
 			// On the wire: session/cancel goes out before the permission answer.
-			wire := r.toAgent.b.String()
+			wire := r.toAgent.String()
 			cancelAt := strings.Index(wire, `"method":"session/cancel"`)
 			answerAt := strings.Index(wire, `"outcome":"cancelled"`)
 			if cancelAt < 0 || answerAt < cancelAt {
@@ -256,7 +238,7 @@ func lineDiff(a, b []string) (onlyA, onlyB []string) {
 func TestMutate(t *testing.T) {
 	base := converse(t, AgentOptions{}, ClientOptions{})
 	again := converse(t, AgentOptions{}, ClientOptions{})
-	if a, b := base.toClient.b.String(), again.toClient.b.String(); a != b {
+	if a, b := base.toClient.String(), again.toClient.String(); a != b {
 		t.Fatalf("two unmutated runs differ; the demo agent must be deterministic:\n%s\n---\n%s", a, b)
 	}
 	tests := []struct {

@@ -25,7 +25,7 @@ func fuzzSeeds(f *testing.F, pick func(result) []byte) {
 // FuzzAgentInput: whatever a client sends, the agent neither panics nor
 // hangs, and ends cleanly or with ErrProtocol.
 func FuzzAgentInput(f *testing.F) {
-	fuzzSeeds(f, func(r result) []byte { return []byte(r.toAgent.b.String()) })
+	fuzzSeeds(f, func(r result) []byte { return []byte(r.toAgent.String()) })
 	f.Fuzz(func(t *testing.T, in []byte) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -39,7 +39,7 @@ func FuzzAgentInput(f *testing.F) {
 // FuzzClientInput: whatever an agent sends, the client neither panics
 // nor hangs.
 func FuzzClientInput(f *testing.F) {
-	fuzzSeeds(f, func(r result) []byte { return []byte(r.toClient.b.String()) })
+	fuzzSeeds(f, func(r result) []byte { return []byte(r.toClient.String()) })
 	f.Fuzz(func(t *testing.T, in []byte) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

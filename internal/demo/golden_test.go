@@ -28,7 +28,7 @@ func TestGoldenTranscripts(t *testing.T) {
 			if r.clientErr != nil || r.agentErr != nil {
 				t.Fatalf("client error %v, agent error %v", r.clientErr, r.agentErr)
 			}
-			got := "-- client to agent --\n" + r.toAgent.b.String() + "-- agent to client --\n" + r.toClient.b.String()
+			got := "-- client to agent --\n" + r.toAgent.String() + "-- agent to client --\n" + r.toClient.String()
 			path := filepath.Join("testdata", tc.name+".golden")
 			if *updateGolden {
 				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acpscope/acpscope/internal/testkit"
 )
 
 // TestAgentAnswers feeds the agent raw lines and checks each answer line
@@ -64,7 +66,7 @@ func TestAgentAnswers(t *testing.T) {
 
 func runAgentOn(t *testing.T, input string) []string {
 	t.Helper()
-	var out syncBuffer
+	var out testkit.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := RunAgent(ctx, strings.NewReader(input), &out, AgentOptions{}); err != nil {

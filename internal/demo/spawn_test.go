@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/acpscope/acpscope/internal/testkit"
 )
 
 // TestMain re-executes the test binary as a demo agent (a real
@@ -56,7 +58,7 @@ func TestClientOverPipes(t *testing.T) {
 		t.Run(tc.peer, func(t *testing.T) {
 			t.Setenv("DEMO_TEST_PEER", tc.peer)
 			t.Setenv("GORACE", "atexit_sleep_ms=0") // -race children otherwise linger 1 s at exit
-			var stderr syncBuffer
+			var stderr testkit.Buffer
 			start := time.Now()
 			sum, err := ClientOverPipes(context.Background(), []string{os.Args[0]}, &stderr, ClientOptions{Grace: 200 * time.Millisecond})
 			complete := len(sum.Sessions) == 1 && len(sum.Sessions[0].Turns) == 2 && sum.Sessions[0].Turns[1].StopReason == StopEndTurn
@@ -79,8 +81,8 @@ func TestClientOverPipes(t *testing.T) {
 			case err != nil:
 				t.Errorf("err = %v", err)
 			}
-			if !strings.Contains(stderr.b.String(), tc.stderr) {
-				t.Errorf("stderr %q lacks %q", stderr.b.String(), tc.stderr)
+			if !strings.Contains(stderr.String(), tc.stderr) {
+				t.Errorf("stderr %q lacks %q", stderr.String(), tc.stderr)
 			}
 		})
 	}

@@ -1,7 +1,6 @@
 package interop
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acpscope/acpscope/internal/testkit"
 )
 
 // runTimeout bounds one client↔agent conversation through the proxy.
@@ -49,26 +50,6 @@ func (o *outcome) logs() string {
 	return "client stdout:\n" + o.clientOut + "\nclient stderr:\n" + o.clientErr + "\nproxy stderr:\n" + o.proxyErr
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a later reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) Bytes() []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return bytes.Clone(s.b.Bytes())
-}
-
-func (s *syncBuffer) String() string { return string(s.Bytes()) }
-
 // run lets client talk to agent through `acpscope --capture FILE -- AGENT`,
 // with the agent behind the recording relay and the client behind the
 // bridge (see roles_test.go).
@@ -91,7 +72,7 @@ func run(t *testing.T, cl clientPeer, ag agentPeer) *outcome {
 	defer cancel()
 
 	o := &outcome{capture: filepath.Join(dir, "run.acpscope")}
-	var clientOut, clientErr, proxyErr syncBuffer
+	var clientOut, clientErr, proxyErr testkit.Buffer
 	client := startClient(ctx, t, cl, sock, &clientOut, &clientErr)
 
 	_ = ln.SetDeadline(time.Now().Add(runTimeout / 2))
@@ -111,7 +92,7 @@ func run(t *testing.T, cl clientPeer, ag agentPeer) *outcome {
 	if err := proxy.Start(); err != nil {
 		t.Fatalf("starting acpscope: %v", err)
 	}
-	var wrote, read syncBuffer
+	var wrote, read testkit.Buffer
 	var copiers sync.WaitGroup
 	copiers.Add(2)
 	go func() { // client→proxy: ends when the client (bridge) hangs up
