@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/acpscope/acpscope/wire"
 	"github.com/rivo/tview"
 )
 
@@ -93,7 +94,7 @@ func (p *printer) object(obj []byte, indent int) {
 			return
 		}
 		p.b.WriteString("[aqua]" + tview.Escape(string(m.key)) + "[-]: ")
-		key := decodeKey(m.key)
+		key := wire.Unquote(m.key)
 		if blob != "" && (key == "data" || key == "blob") && m.value[0] == '"' && len(m.value) > blobMinLength {
 			p.b.WriteString("[orange]<" + tview.Escape(blob) + " " + humanSize(int64(len(m.value)-2)*3/4) + ">[-]")
 		} else {
@@ -143,11 +144,11 @@ func blobLabel(obj []byte) string {
 	var typ, mime string
 	var hasData, hasBlob bool
 	for _, m := range jsonMembers(obj) {
-		switch decodeKey(m.key) {
+		switch wire.Unquote(m.key) {
 		case "type":
-			typ = decodeKey(m.value)
+			typ = wire.Unquote(m.value)
 		case "mimeType":
-			mime = decodeKey(m.value)
+			mime = wire.Unquote(m.value)
 		case "data":
 			hasData = true
 		case "blob":
@@ -167,104 +168,25 @@ func blobLabel(obj []byte) string {
 	return "base64"
 }
 
-func decodeKey(lit []byte) string {
-	if len(lit) < 2 || lit[0] != '"' {
-		return ""
-	}
-	if bytes.IndexByte(lit, '\\') < 0 {
-		return string(lit[1 : len(lit)-1])
-	}
-	var s string
-	if json.Unmarshal(lit, &s) != nil {
-		return ""
-	}
-	return s
-}
-
 type jsonMember struct{ key, value []byte }
 
-// jsonMembers lists the members of a valid JSON object, exact bytes.
+// jsonMembers lists the members of a valid JSON object: each key as
+// written and its value's exact bytes.
 func jsonMembers(obj []byte) []jsonMember {
 	var out []jsonMember
-	i := skipSpace(obj, 1)
-	for i < len(obj) && obj[i] == '"' {
-		end := skipString(obj, i)
-		key := obj[i:end]
-		i = skipSpace(obj, end)
-		i = skipSpace(obj, i+1) // ':'
-		vend := skipValue(obj, i)
-		out = append(out, jsonMember{key, obj[i:vend]})
-		i = skipSpace(obj, vend)
-		if i < len(obj) && obj[i] == ',' {
-			i = skipSpace(obj, i+1)
-		}
-	}
+	wire.Members(obj, func(key, value []byte) bool {
+		out = append(out, jsonMember{key, value})
+		return true
+	})
 	return out
 }
 
 // jsonElements lists the elements of a valid JSON array, exact bytes.
 func jsonElements(arr []byte) [][]byte {
 	var out [][]byte
-	i := skipSpace(arr, 1)
-	for i < len(arr) && arr[i] != ']' {
-		end := skipValue(arr, i)
-		out = append(out, arr[i:end])
-		i = skipSpace(arr, end)
-		if i < len(arr) && arr[i] == ',' {
-			i = skipSpace(arr, i+1)
-		}
-	}
+	wire.Elements(arr, func(el []byte) bool {
+		out = append(out, el)
+		return true
+	})
 	return out
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string literal at b[i].
-func skipString(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return len(b)
-}
-
-// skipValue returns the index after the JSON value at b[i].
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return i
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				j = skipString(b, j) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return len(b)
-	}
-	j := i
-	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\n' && b[j] != '\t' && b[j] != '\r' {
-		j++
-	}
-	return j
 }

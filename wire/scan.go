@@ -14,7 +14,8 @@ type members struct {
 	i          int
 	validate   bool
 	afterComma bool
-	bad        bool // validate found obj not exactly one valid object
+	bad        bool   // validate found obj not exactly one valid object
+	keyLit     []byte // the last key as written, quotes and escapes included
 }
 
 func newMembers(obj []byte, validate bool) members {
@@ -37,6 +38,7 @@ func (m *members) next() (key, value []byte, ok bool) {
 			return nil, nil, false
 		}
 	}
+	m.keyLit = obj[i:keyEnd]
 	key = obj[i+1 : keyEnd-1]
 	if hasBackslash(key) {
 		key = []byte(unquote(obj[i:keyEnd]))
@@ -67,6 +69,33 @@ func (m *members) next() (key, value []byte, ok bool) {
 	m.i = i
 	return key, obj[start:end], true
 }
+
+// Members calls fn with each member of the valid JSON object obj: the key
+// exactly as written (quotes and escapes included) and the exact bytes of
+// its value, until fn returns false. Viewers print from it without
+// re-encoding anything.
+func Members(obj []byte, fn func(keyLit, value []byte) bool) {
+	for it := newMembers(obj, false); ; {
+		_, value, ok := it.next()
+		if !ok || !fn(it.keyLit, value) {
+			return
+		}
+	}
+}
+
+// Elements calls fn with the exact bytes of each element of the valid
+// JSON array arr, until fn returns false.
+func Elements(arr []byte, fn func(el []byte) bool) {
+	stop := false
+	forEachElement(arr, func(start, end int) {
+		if !stop {
+			stop = !fn(arr[start:end])
+		}
+	})
+}
+
+// Unquote decodes a JSON string literal; it returns "" for anything else.
+func Unquote(lit []byte) string { return unquote(lit) }
 
 // forEachMember calls fn with each member of the valid JSON object obj.
 func forEachMember(obj []byte, fn func(key, value []byte)) {

@@ -63,3 +63,23 @@ func TestWalkDeepPathMemory(t *testing.T) {
 		t.Errorf("walking %d nested arrays allocated %d MiB", depth, alloc>>20)
 	}
 }
+
+func TestMembersAndElements(t *testing.T) {
+	var got []string
+	Members([]byte(`{"a" : 1, "b\u0022":[2, 3], "c":{}}`), func(key, value []byte) bool {
+		got = append(got, string(key)+"="+string(value)+"|"+Unquote(key))
+		return string(value) != "[2, 3]" // stop after the second member
+	})
+	want := []string{`"a"=1|a`, `"b\u0022"=[2, 3]|b"`}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Members gave %q, want %q", got, want)
+	}
+	var els []string
+	Elements([]byte(`[ 1 ,"x", {"y":[]} ]`), func(el []byte) bool { els = append(els, string(el)); return true })
+	if strings.Join(els, "|") != `1|"x"|{"y":[]}` {
+		t.Errorf("Elements gave %q", els)
+	}
+	if Unquote([]byte(`7`)) != "" || Unquote([]byte(`"\u00e9"`)) != "é" {
+		t.Error("Unquote")
+	}
+}
