@@ -243,6 +243,34 @@ func (j *job) stopped() bool {
 	}
 }
 
+// pacer is the checkpoint a long scan passes for every record: every
+// 1024 records it stops the scan if the job was stopped and reports
+// progress at most every progressEvery.
+type pacer struct {
+	j        *job
+	progress func(done, total uint64)
+	last     time.Time
+}
+
+func (j *job) pacer(progress func(done, total uint64)) *pacer {
+	return &pacer{j: j, progress: progress, last: time.Now()}
+}
+
+// tick reports false when the scan should stop.
+func (p *pacer) tick(done, total uint64) bool {
+	if done%1024 != 0 {
+		return true
+	}
+	if p.j.stopped() {
+		return false
+	}
+	if p.progress != nil && time.Since(p.last) > progressEvery {
+		p.last = time.Now()
+		p.progress(done, total)
+	}
+	return true
+}
+
 // post hands the job's result to the UI goroutine, dropped if the job was
 // stopped in between.
 func (j *job) post(f func()) {

@@ -3,7 +3,6 @@ package inspector
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/protocol"
@@ -36,17 +35,11 @@ type convLine struct {
 func loadMsgs(j *job, src capture.Source, f *capture.Filter, progress func(done, total uint64)) ([]protocol.Msg, error) {
 	var msgs []protocol.Msg
 	last := src.Last()
-	lastReport := time.Now()
+	pace := j.pacer(progress)
 	var bodyErr error
 	err := src.Scan(1, func(r *capture.Record) bool {
-		if r.Seq%1024 == 0 {
-			if j.stopped() {
-				return false
-			}
-			if time.Since(lastReport) > progressEvery {
-				lastReport = time.Now()
-				progress(r.Seq, last)
-			}
+		if !pace.tick(r.Seq, last) {
+			return false
 		}
 		if !r.Kind.IsProtocol() {
 			return true

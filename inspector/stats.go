@@ -53,16 +53,10 @@ func collectStats(j *job, src capture.Source, f *capture.Filter, progress func(d
 	if last > 200000 {
 		s.sampleStep = int(last / 200000)
 	}
-	lastReport := time.Now()
+	pace := j.pacer(progress)
 	err := capture.ScanMatches(src, f, 1, last, func(r *capture.Record, matched bool) bool {
-		if r.Seq%1024 == 0 {
-			if j.stopped() {
-				return false
-			}
-			if time.Since(lastReport) > progressEvery {
-				lastReport = time.Now()
-				progress(r.Seq, last)
-			}
+		if !pace.tick(r.Seq, last) {
+			return false
 		}
 		if matched {
 			s.add(r)
