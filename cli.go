@@ -30,6 +30,15 @@ func captureDir(fs *flag.FlagSet) (string, error) {
 	return capture.DefaultDir()
 }
 
+// listCaptures lists the captures in the --dir directory, newest first.
+func listCaptures(fs *flag.FlagSet) (dir string, infos []capture.Info, err error) {
+	if dir, err = captureDir(fs); err != nil {
+		return dir, nil, err
+	}
+	infos, err = capture.List(dir)
+	return dir, infos, err
+}
+
 // resolveCapture turns a name the user typed into a capture path.
 func resolveCapture(fs *flag.FlagSet, name string) (string, error) {
 	dir, err := captureDir(fs)

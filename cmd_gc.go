@@ -38,11 +38,7 @@ func runGC(fs *flag.FlagSet, args []string) (int, error) {
 		return 2, usageErrorf("--max-total: %v", err)
 	}
 	dryRun, _ := fs.GetBool("dry-run")
-	dir, err := captureDir(fs)
-	if err != nil {
-		return 1, err
-	}
-	infos, err := capture.List(dir)
+	_, infos, err := listCaptures(fs)
 	if err != nil {
 		return 1, err
 	}

@@ -31,11 +31,7 @@ func runLs(fs *flag.FlagSet, args []string) (int, error) {
 	if len(args) > 0 {
 		return 2, usageErrorf("ls takes no arguments (got %q); use --dir to list another directory", args)
 	}
-	dir, err := captureDir(fs)
-	if err != nil {
-		return 1, err
-	}
-	infos, err := capture.List(dir)
+	dir, infos, err := listCaptures(fs)
 	if err != nil {
 		return 1, err
 	}

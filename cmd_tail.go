@@ -64,11 +64,7 @@ func tailTarget(fs *flag.FlagSet, args []string) (string, error) {
 	if len(args) > 0 {
 		return oneCapture(fs, args)
 	}
-	dir, err := captureDir(fs)
-	if err != nil {
-		return "", err
-	}
-	infos, err := capture.List(dir)
+	dir, infos, err := listCaptures(fs)
 	if err != nil {
 		return "", err
 	}
