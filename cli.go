@@ -6,6 +6,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -141,4 +142,12 @@ func preview(b []byte, max int) string {
 	}
 	q := strconv.Quote(string(b))
 	return q[1 : len(q)-1]
+}
+
+// closeCapture finishes a capture; the writer itself has already said on
+// stderr what it lost, if anything.
+func closeCapture(w *capture.Writer) {
+	if err := w.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "acpscope: closing capture %s: %v\n", w.Path(), err)
+	}
 }

@@ -167,11 +167,5 @@ func closeNetCapture(w *capture.Writer, runErr error) {
 	if runErr != nil {
 		w.UpdateMeta(func(m *capture.Meta) { m.Exit = &capture.Exit{Code: 1, Error: runErr.Error()} })
 	}
-	if err := w.Close(); err != nil {
-		fmt.Fprintf(os.Stderr, "acpscope: closing capture %s: %v\n", w.Path(), err)
-	}
-	if loss := w.Stats().Loss; loss.Messages > 0 || loss.WriteErrors > 0 {
-		fmt.Fprintf(os.Stderr, "acpscope: capture %s is missing %d messages (%d bytes, %d write errors); everything was forwarded\n",
-			w.Path(), loss.Messages, loss.Bytes, loss.WriteErrors)
-	}
+	closeCapture(w)
 }

@@ -131,13 +131,7 @@ func finishStdioCapture(w *capture.Writer, res proxy.Result, runErr error) {
 		}
 		m.Notes["endedBy"] = res.First.String()
 	})
-	if err := w.Close(); err != nil {
-		fmt.Fprintf(os.Stderr, "acpscope: closing capture %s: %v\n", w.Path(), err)
-	}
-	if loss := w.Stats().Loss; loss.Messages > 0 || loss.WriteErrors > 0 {
-		fmt.Fprintf(os.Stderr, "acpscope: capture %s is missing %d messages (%d bytes, %d write errors); everything was forwarded\n",
-			w.Path(), loss.Messages, loss.Bytes, loss.WriteErrors)
-	}
+	closeCapture(w)
 }
 
 // launchers run the package named by their first plain argument; the

@@ -24,8 +24,9 @@ type WriterOptions struct {
 	NoSync bool
 	// NoFeed disables the live feed socket.
 	NoFeed bool
-	// Warn receives one line per loss burst or write failure (the proxy
-	// passes its stderr writer). Nil discards.
+	// Warn receives one line per loss burst or write failure, and a
+	// summary at Close if anything was lost; the lines carry no program
+	// prefix, the caller adds its own. Nil discards.
 	Warn func(msg string)
 	// CommitDelay slows every commit down (tests of overflow accounting).
 	CommitDelay time.Duration

@@ -159,11 +159,11 @@ func (w *Writer) checkLoss() {
 	w.bursts.Add(1)
 	l := w.Meta().Loss
 	if l.LastError != "" && l.WriteErrors > 0 {
-		w.opts.Warn(fmt.Sprintf("acpscope: capture lost %d messages (%d bytes) so far: writing %s failed: %s; forwarding continues",
+		w.opts.Warn(fmt.Sprintf("capture lost %d messages (%d bytes) so far: writing %s failed: %s; forwarding continues",
 			l.Messages, l.Bytes, w.path, l.LastError))
 		return
 	}
-	w.opts.Warn(fmt.Sprintf("acpscope: capture lost %d messages (%d bytes) so far: queue full, the disk is slower than the traffic; forwarding continues",
+	w.opts.Warn(fmt.Sprintf("capture lost %d messages (%d bytes) so far: traffic is arriving faster than it can be recorded (queue full); forwarding continues",
 		l.Messages, l.Bytes))
 }
 

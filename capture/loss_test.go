@@ -91,6 +91,11 @@ func TestOverflowAccounting(t *testing.T) {
 	if len(warned) == 0 || !strings.Contains(warned[0], "lost") || !strings.Contains(warned[0], "forwarding continues") {
 		t.Errorf("warnings = %q", warned)
 	}
+	for _, line := range warned {
+		if strings.HasPrefix(line, "acpscope") {
+			t.Errorf("warning %q carries a program prefix; the caller adds its own", line)
+		}
+	}
 	if int64(len(warned)) > st.Loss.Bursts+1 {
 		t.Errorf("%d warnings for %d bursts", len(warned), st.Loss.Bursts)
 	}

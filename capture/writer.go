@@ -240,7 +240,7 @@ func (w *Writer) Close() error {
 		}
 		w.trim(used)
 		if l := w.Meta().Loss; l.Messages > 0 || l.WriteErrors > 0 {
-			w.opts.Warn(fmt.Sprintf("acpscope: capture %s lost %d messages (%d bytes) in %d bursts, %d write errors; everything was forwarded",
+			w.opts.Warn(fmt.Sprintf("capture %s lost %d messages (%d bytes) in %d bursts, %d write errors; everything was forwarded",
 				w.path, l.Messages, l.Bytes, l.Bursts, l.WriteErrors))
 		}
 	})
