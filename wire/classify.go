@@ -92,15 +92,29 @@ func classifyBatch(arr []byte, offset int, m *Message) {
 
 // classifyObject fills m from a JSON object, validating it as it reads
 // when validate is set; it reports false when the object is invalid.
+// params is read member by member in the same pass, for its sessionId:
+// in a session/update it is nearly the whole message.
 func classifyObject(obj []byte, m *Message, validate bool) bool {
-	var version, method, params []byte
+	var version, method, sessionID []byte
 	hasID, hasMethod := false, false
 	it := newMembers(obj, validate)
 	for {
-		key, value, ok := it.next()
+		key, start, ok := it.nextKey()
 		if !ok {
 			break
 		}
+		var end int
+		if string(key) == "params" && start < len(obj) && obj[start] == '{' {
+			end, sessionID, ok = paramsSession(obj, start, it.depth+1, validate)
+		} else if validate {
+			end, ok = validValueAt(obj, start, it.depth)
+		} else {
+			end, ok = skipValue(obj, start), true
+		}
+		if !it.valueEnds(end, ok) {
+			break
+		}
+		value := obj[start:end]
 		switch string(key) {
 		case "jsonrpc":
 			version = value
@@ -109,7 +123,9 @@ func classifyObject(obj []byte, m *Message, validate bool) bool {
 		case "method":
 			method, hasMethod = value, true
 		case "params":
-			params = value
+			if value[0] != '{' {
+				sessionID = nil // a later non-object params has no sessionId
+			}
 		case "result":
 			m.Result = value
 		case "error":
@@ -121,11 +137,9 @@ func classifyObject(obj []byte, m *Message, validate bool) bool {
 		m.Flags |= FlagBadVersion
 	}
 	if hasMethod {
-		m.Method = unquote(method)
+		m.Method = methodName(method)
 	}
-	if params != nil && params[0] == '{' {
-		m.SessionID = StringMember(params, "sessionId")
-	}
+	m.SessionID = unquote(sessionID)
 	switch {
 	case hasMethod && hasID:
 		m.Kind = KindRequest
@@ -140,6 +154,23 @@ func classifyObject(obj []byte, m *Message, validate bool) bool {
 		m.Kind = KindNonProtocol
 	}
 	return valid
+}
+
+// paramsSession reads the params object at b[start] (at depth) and
+// returns its end and the value of its last "sessionId" member, the one a
+// JSON decoder would keep.
+func paramsSession(b []byte, start, depth int, validate bool) (end int, sessionID []byte, ok bool) {
+	it := innerMembers(b, start, depth, validate)
+	for {
+		key, value, ok := it.next()
+		if !ok {
+			break
+		}
+		if string(key) == "sessionId" {
+			sessionID = value
+		}
+	}
+	return it.end, sessionID, !it.bad
 }
 
 func errorCode(errObj []byte) (int64, bool) {
@@ -177,6 +208,31 @@ func Value(obj []byte, key string) []byte {
 			return v
 		}
 	}
+}
+
+// frequentMethods are the method names most messages carry: handing out
+// these strings instead of a fresh copy saves an allocation per message
+// on the capture path. Any other name is copied as usual.
+var frequentMethods = func() map[string]string {
+	m := map[string]string{}
+	for _, name := range []string{
+		"session/update", "session/prompt", "session/new", "session/load", "session/cancel",
+		"session/request_permission", "initialize", "authenticate",
+		"fs/read_text_file", "fs/write_text_file", "terminal/create", "terminal/output",
+	} {
+		m[name] = name
+	}
+	return m
+}()
+
+// methodName decodes a method's string literal.
+func methodName(lit []byte) string {
+	if len(lit) >= 2 && lit[0] == '"' {
+		if name, ok := frequentMethods[string(lit[1:len(lit)-1])]; ok {
+			return name
+		}
+	}
+	return unquote(lit)
 }
 
 // unquote decodes a JSON string literal; it returns "" for non-strings.

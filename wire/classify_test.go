@@ -1,6 +1,10 @@
 package wire
 
-import "testing"
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
 
 func TestClassify(t *testing.T) {
 	tests := []struct {
@@ -16,6 +20,10 @@ func TestClassify(t *testing.T) {
 		{"string id", `{"jsonrpc":"2.0","id":"a\"b","method":"x"}`, KindRequest, `"a\"b"`, "x", "", 0},
 		{"null id request", `{"jsonrpc":"2.0","id":null,"method":"x"}`, KindRequest, "null", "x", "", 0},
 		{"notification with session", `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionId":"no"},"sessionId":"s1"}}`, KindNotification, "", "session/update", "s1", 0},
+		{"duplicate sessionId: the last counts", `{"jsonrpc":"2.0","method":"m","params":{"sessionId":"a","sessionId":"b"}}`, KindNotification, "", "m", "b", 0},
+		{"duplicate params: the last counts", `{"jsonrpc":"2.0","method":"m","params":{"sessionId":"a"},"params":[1]}`, KindNotification, "", "m", "", 0},
+		{"sessionId not a string", `{"jsonrpc":"2.0","method":"m","params":{"sessionId":7}}`, KindNotification, "", "m", "", 0},
+		{"escaped sessionId", `{"jsonrpc":"2.0","method":"m","params":{"sessionId":"s\u0031"}}`, KindNotification, "", "m", "s1", 0},
 		{"response", `{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s9"}}`, KindResponse, "2", "", "", 0},
 		{"error", `{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"nope"}}`, KindError, "3", "", "", 0},
 		{"case matters", `{"jsonrpc":"2.0","ID":3,"Method":"x"}`, KindNonProtocol, "", "", "", 0},
@@ -63,12 +71,15 @@ func TestClassifyInvalidObjects(t *testing.T) {
 	for _, line := range []string{
 		`{"jsonrpc":"2.0","id":1,}`, `{"id" 1}`, `{"id":1 "method":"x"}`, `{,}`, `{"id":1}}`,
 		`{"id":1}x`, `{"id":}`, `{"id":1,"method":"x"`, `{id:1}`, `{"id":1,,"x":2}`, `{"a":"\q"}`,
+		`{"params":{"sessionId":"s",}}`, `{"params":{"sessionId" "s"}}`, `{"params":{"a":1}`, `{"params":{"a":1}}}`,
+		`{"params":{"a":1},}`, `{"params":{`, `{"params":{}`,
 	} {
 		if m := Classify([]byte(line)); m.Kind != KindInvalidJSON {
 			t.Errorf("Classify(%s) = %v, want invalid-json", line, m.Kind)
 		}
 	}
-	for _, line := range []string{`{}`, ` { } `, `{"a":{}}`, `{"jsonrpc":"2.0","method":"m","params":[1,{"x":[]}]}`} {
+	for _, line := range []string{`{}`, ` { } `, `{"a":{}}`, `{"jsonrpc":"2.0","method":"m","params":[1,{"x":[]}]}`,
+		`{"params":{}}`, `{"params": { } ,"id":1}`, `{"params":{"sessionId":{"sessionId":"x"}}}`} {
 		if m := Classify([]byte(line)); m.Kind == KindInvalidJSON {
 			t.Errorf("Classify(%s) = invalid-json, but it is valid", line)
 		}
@@ -94,6 +105,27 @@ func TestClassifyOnlyJSONWhiteSpace(t *testing.T) {
 		}
 		if got := line[m.Members[0].Start:m.Members[0].End]; got != `{"id":1,"result":2}` {
 			t.Errorf("Classify(%q): member span holds %q", line, got)
+		}
+	}
+}
+
+// TestClassifyDepthLimit: nesting is counted from the message itself, so a
+// message is valid exactly when encoding/json says so, however deep the
+// nesting sits inside params.
+func TestClassifyDepthLimit(t *testing.T) {
+	for _, tt := range []struct {
+		name, head, tail string
+	}{
+		{"in params", `{"jsonrpc":"2.0","method":"m","params":`, `}`},
+		{"inside params", `{"jsonrpc":"2.0","method":"m","params":{"x":`, `}}`},
+		{"in result", `{"jsonrpc":"2.0","id":1,"result":`, `}`},
+	} {
+		for _, n := range []int{maxDepth - 3, maxDepth - 2, maxDepth - 1, maxDepth} {
+			line := []byte(tt.head + strings.Repeat("[", n) + strings.Repeat("]", n) + tt.tail)
+			m := Classify(line)
+			if valid := m.Kind != KindInvalidJSON; valid != json.Valid(line) {
+				t.Errorf("%s, %d nested arrays: Classify says %v, encoding/json.Valid %v", tt.name, n, m.Kind, json.Valid(line))
+			}
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package wire
 
-// The scanner below walks JSON that validJSON has already accepted. It
+// The scanner below walks JSON that validJSON has already accepted (or,
+// for an object, validates it as it goes). It
 // never allocates and never copies: it only finds where values start and
 // end, so classifying a 100 MiB frame costs one pass and no memory.
 
@@ -10,33 +11,71 @@ package wire
 // object as it goes, so classifying an object is a single pass; otherwise
 // the object must already be known valid.
 type members struct {
-	obj        []byte
+	obj        []byte // the object, or a buffer it starts in (open)
 	i          int
 	validate   bool
+	open       bool // bytes may follow the object's closing brace
+	depth      int  // the object's nesting depth, for validation's limit
 	afterComma bool
-	bad        bool   // validate found obj not exactly one valid object
+	bad        bool   // validate found the object invalid
+	end        int    // just past the closing brace, once next reports the end
 	keyLit     []byte // the last key as written, quotes and escapes included
 }
 
+// newMembers iterates over obj, which is exactly one object.
 func newMembers(obj []byte, validate bool) members {
-	return members{obj: obj, i: skipSpace(obj, 1), validate: validate}
+	return members{obj: obj, i: skipSpace(obj, 1), validate: validate, depth: 1}
+}
+
+// innerMembers iterates over the object at b[start], a value inside an
+// object at depth-1, so that a caller can read a member's members in the
+// same pass that validates them.
+func innerMembers(b []byte, start, depth int, validate bool) members {
+	return members{obj: b, i: skipSpace(b, start+1), validate: validate, open: true, depth: depth}
 }
 
 // next returns the next member's key (unescaped only when it must be) and
 // the exact bytes of its value. It reports false at the end of the object
 // and, when validating, at the first invalid byte (setting bad).
 func (m *members) next() (key, value []byte, ok bool) {
-	obj, i := m.obj, m.i
-	if i >= len(obj) || obj[i] == '}' {
-		m.bad = m.validate && (i+1 != len(obj) || m.afterComma)
+	key, start, ok := m.nextKey()
+	if !ok {
 		return nil, nil, false
 	}
-	keyEnd := skipString(obj, i)
+	end := 0
 	if m.validate {
-		if keyEnd, ok = validString(obj, i); !ok || obj[i] != '"' {
+		end, ok = validValueAt(m.obj, start, m.depth)
+	} else {
+		end, ok = skipValue(m.obj, start), true
+	}
+	if !m.valueEnds(end, ok) {
+		return nil, nil, false
+	}
+	return key, m.obj[start:end], true
+}
+
+// nextKey reads the next member's key and colon and returns where its
+// value starts; the caller reads the value and passes its end to
+// valueEnds. It reports false at the end of the object or an error.
+func (m *members) nextKey() (key []byte, start int, ok bool) {
+	obj, i := m.obj, m.i
+	if i >= len(obj) || obj[i] == '}' {
+		m.bad = m.validate && (i >= len(obj) || m.afterComma || (!m.open && i+1 != len(obj)))
+		m.end = min(i+1, len(obj))
+		return nil, 0, false
+	}
+	var keyEnd int
+	if m.validate {
+		if obj[i] != '"' {
 			m.bad = true
-			return nil, nil, false
+			return nil, 0, false
 		}
+		if keyEnd, ok = validString(obj, i); !ok {
+			m.bad = true
+			return nil, 0, false
+		}
+	} else {
+		keyEnd = skipString(obj, i)
 	}
 	m.keyLit = obj[i:keyEnd]
 	key = obj[i+1 : keyEnd-1]
@@ -46,28 +85,30 @@ func (m *members) next() (key, value []byte, ok bool) {
 	i = skipSpace(obj, keyEnd)
 	if m.validate && (i >= len(obj) || obj[i] != ':') {
 		m.bad = true
-		return nil, nil, false
+		return nil, 0, false
 	}
-	start := skipSpace(obj, i+1)
-	end := 0
-	if m.validate {
-		if end, ok = validValue(obj, start); !ok {
-			m.bad = true
-			return nil, nil, false
-		}
-	} else {
-		end = skipValue(obj, start)
+	return key, skipSpace(obj, i+1), true
+}
+
+// valueEnds moves past the value that ended at end (ok: it was valid) and
+// the comma after it; it reports false, setting bad, when the object
+// cannot go on from there.
+func (m *members) valueEnds(end int, ok bool) bool {
+	if !ok {
+		m.bad = true
+		return false
 	}
-	i = skipSpace(obj, end)
+	obj := m.obj
+	i := skipSpace(obj, end)
 	m.afterComma = i < len(obj) && obj[i] == ','
 	if m.afterComma {
 		i = skipSpace(obj, i+1)
 	} else if m.validate && (i >= len(obj) || obj[i] != '}') {
 		m.bad = true
-		return nil, nil, false
+		return false
 	}
 	m.i = i
-	return key, obj[start:end], true
+	return true
 }
 
 // Members calls fn with each member of the valid JSON object obj: the key

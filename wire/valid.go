@@ -1,6 +1,9 @@
 package wire
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // validJSON reports whether b is exactly one JSON value (RFC 8259), with
 // surrounding white space allowed. It agrees with encoding/json.Valid (a
@@ -10,7 +13,7 @@ import "encoding/binary"
 // bytes.IndexByte-style tight loops rather than a state machine per byte.
 // It is iterative, so a 100 MiB line of "[" cannot overflow the stack.
 func validJSON(b []byte) bool {
-	i, ok := validValue(b, skipSpace(b, 0))
+	i, ok := validValueAt(b, skipSpace(b, 0), 0)
 	return ok && skipSpace(b, i) == len(b)
 }
 
@@ -19,9 +22,10 @@ func validJSON(b []byte) bool {
 // which decodes with encoding/json) rejects.
 const maxDepth = 10000
 
-// validValue validates the value starting at b[i] and returns the index
-// just past it. Containers are tracked on an explicit stack of closers.
-func validValue(b []byte, i int) (int, bool) {
+// validValueAt validates the value starting at b[i], inside depth
+// enclosing containers, and returns the index just past it. Containers
+// are tracked on an explicit stack of closers.
+func validValueAt(b []byte, i, depth int) (int, bool) {
 	var stackBuf [64]byte
 	stack := stackBuf[:0]
 	for {
@@ -30,7 +34,7 @@ func validValue(b []byte, i int) (int, bool) {
 			return i, false
 		}
 		var ok bool
-		if (b[i] == '{' || b[i] == '[') && len(stack) >= maxDepth {
+		if (b[i] == '{' || b[i] == '[') && depth+len(stack) >= maxDepth {
 			return i, false // this container would be one level too deep
 		}
 		switch c := b[i]; {
@@ -224,19 +228,21 @@ const (
 
 // plainRun skips, eight bytes at a time, the run of string bytes from
 // b[i] that need no attention: no quote, no backslash, no control
-// character. Most of any ACP message is such bytes (text, base64), and
-// this is where classifying spends its time.
+// character. It returns the index of the first byte that does, or where
+// fewer than eight bytes remain. Most of any ACP message is string bytes
+// (text, base64), and this is where classifying spends its time.
 func plainRun(b []byte, i int) int {
 	for i+8 <= len(b) {
 		x := binary.LittleEndian.Uint64(b[i:])
-		// hasless(x, 0x20) and haszero(x ^ c): exact as yes/no answers.
+		// hasless(x, 0x20) and haszero(x ^ c): borrows can only flag
+		// bytes above a true match, so the lowest flag is exact.
 		less := (x - swarOnes*0x20) &^ x
 		q := x ^ (swarOnes * '"')
 		bs := x ^ (swarOnes * '\\')
 		quote := (q - swarOnes) &^ q
 		slash := (bs - swarOnes) &^ bs
-		if (less|quote|slash)&swarHighs != 0 {
-			return i
+		if m := (less | quote | slash) & swarHighs; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
 		}
 		i += 8
 	}
