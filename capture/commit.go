@@ -178,7 +178,10 @@ func (w *Writer) commit(g *group) error {
 	}
 	w.metaMu.Lock()
 	if g.final {
-		w.meta.End = time.Now().UTC()
+		w.meta.End = w.givenEnd
+		if w.meta.End.IsZero() {
+			w.meta.End = time.Now().UTC()
+		}
 	}
 	meta := w.meta
 	meta.Loss = w.loss()

@@ -41,6 +41,7 @@ type Writer struct {
 	metaMu    sync.Mutex
 	meta      Meta
 	metaDirty bool
+	givenEnd  time.Time // Meta.End passed to Create: stored at Close
 	lastError string
 
 	// committer-owned
@@ -146,7 +147,9 @@ func (w *Writer) fillMeta() {
 	if m.Pid == 0 {
 		m.Pid = os.Getpid()
 	}
-	m.End = time.Time{}
+	// A capture reads as unfinished until Close; an end time given by an
+	// import or export is the original session's and is stored then.
+	w.givenEnd, m.End = m.End, time.Time{}
 }
 
 // initFile creates the buckets and stores the metadata, so the file is a

@@ -259,6 +259,25 @@ func TestCloseIdempotentAndMeta(t *testing.T) {
 	}
 }
 
+// TestGivenTimesKept: an import or export passes the original session's
+// start and end; the copy must not take the time it was made as its end.
+func TestGivenTimesKept(t *testing.T) {
+	start := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	end := start.Add(123 * time.Second)
+	w := createTest(t, WriterOptions{NoFeed: true, NoSync: true, Meta: Meta{Agent: "a", Start: start, End: end}})
+	w.Chunk(0, StreamClient, 1, []byte(notif(1)+"\n"))
+	if got := w.Meta().End; !got.IsZero() {
+		t.Errorf("before Close the capture reads as finished at %v", got)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m := openTest(t, w.Path()).Meta()
+	if !m.Start.Equal(start) || !m.End.Equal(end) {
+		t.Errorf("start %v end %v, want %v and %v", m.Start, m.End, start, end)
+	}
+}
+
 // TestPairsAcrossBlocks answers 600 requests in reverse order, across
 // commits and pair blocks, and checks every link both ways.
 func TestPairsAcrossBlocks(t *testing.T) {
