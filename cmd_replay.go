@@ -90,6 +90,10 @@ func replayAsClient(fs *flag.FlagSet, name string, argv []string) (int, error) {
 	grace, _ := fs.GetDuration("grace")
 	agent, err := proxy.StartAgent(ctx, argv, proxy.AgentOptions{Grace: grace})
 	if err != nil {
+		var se *proxy.StartError
+		if errors.As(err, &se) {
+			se.Hint = proxy.HintReplay // the command is replay's, not an editor's
+		}
 		return 2, err
 	}
 	w := openReplayCapture(fs, path, argv)

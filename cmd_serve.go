@@ -63,6 +63,11 @@ func runServe(fs *flag.FlagSet, args []string) (int, error) {
 		opts.KeepAlive = -1
 	}
 	opts.Agent.Grace, _ = fs.GetDuration("grace")
+	// An agent that cannot run would fail every connection with a 502 and
+	// nothing on our stderr: say so once, now, as the stdio form does.
+	if err := proxy.CheckAgent(args, proxy.HintServe); err != nil {
+		return proxy.ExitCannotStart, err
+	}
 	l, err := proxy.Listen(lo)
 	if err != nil {
 		return 1, err

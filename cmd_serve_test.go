@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/demo"
 )
 
 // startServeCmd runs `acpscope serve` on a free loopback port with the
@@ -164,6 +165,37 @@ func TestCmdNetUsage(t *testing.T) {
 			_, stderr, code := acpscope(t, tt.args...)
 			if code != tt.code || !strings.Contains(stderr, tt.want) {
 				t.Fatalf("exit %d, stderr %q; want %d and %q", code, stderr, tt.code, tt.want)
+			}
+		})
+	}
+}
+
+// TestCmdServeReplayAgentNotFound checks that serve and replay name an agent command
+// that cannot run at once, pointing at their own command line (not at an
+// editor's config), with their documented exit codes.
+func TestCmdServeReplayAgentNotFound(t *testing.T) {
+	rec := recordDemoCapture(t, demo.AgentOptions{}, demo.ClientOptions{})
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"serve absolute", []string{"serve", "--listen", "127.0.0.1:0", "--no-capture", "--", "/nonexistent"}, 127,
+			`acpscope serve: cannot start agent "/nonexistent": no such file or directory; check the agent command given to 'acpscope serve'`},
+		{"serve in PATH", []string{"serve", "--listen", "127.0.0.1:0", "--no-capture", "--", "acpscope-no-such-agent"}, 127,
+			`cannot start agent "acpscope-no-such-agent": executable file not found in $PATH; check the agent command given to 'acpscope serve'`},
+		{"replay", []string{"replay", rec, "--no-capture", "--", "/nonexistent"}, 2,
+			`acpscope replay: cannot start agent "/nonexistent": no such file or directory; check the agent command given to 'acpscope replay'`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := acpscope(t, tt.args...)
+			if code != tt.code || !strings.Contains(stderr, tt.want) {
+				t.Fatalf("exit %d, stderr %q; want %d and %q", code, stderr, tt.code, tt.want)
+			}
+			if strings.Contains(stderr, "editor") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+				t.Errorf("want one line without editor advice, got %q", stderr)
 			}
 		})
 	}

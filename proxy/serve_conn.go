@@ -62,6 +62,8 @@ func newConnID() string {
 func (s *Server) startConn(ws func([]byte) error) (*serveConn, error) {
 	agent, err := StartAgent(context.Background(), s.opts.Argv, s.opts.Agent)
 	if err != nil {
+		err = withHint(err, HintServe)
+		s.warn(err.Error())
 		return nil, err
 	}
 	gate := newOrderGate()

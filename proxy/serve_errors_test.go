@@ -1,0 +1,54 @@
+package proxy
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// lockedBuffer is a bytes.Buffer safe for the server's writers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestServeAgentCannotStart checks what a client and serve's stderr say
+// when the agent command cannot run: the command given to serve is at
+// fault, not an editor's config.
+func TestServeAgentCannotStart(t *testing.T) {
+	tests := []struct {
+		name string
+		argv []string
+	}{
+		{"absolute path", []string{"/nonexistent"}},
+		{"not in PATH", []string{"acpscope-no-such-agent", "--acp"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr lockedBuffer
+			f := startServe(t, protoH1, func(o *ServeOptions) { o.Argv, o.Stderr = tt.argv, &stderr })
+			resp := f.do(t, "POST", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`, "Content-Type", ctJSON)
+			body := readAll(t, resp.Body)
+			want := `cannot start agent "` + tt.argv[0] + `"`
+			if resp.StatusCode != 502 || !strings.Contains(body, want) || !strings.Contains(body, HintServe) || strings.Contains(body, "editor") {
+				t.Errorf("answer %d %q; want 502 naming the command and %q", resp.StatusCode, body, HintServe)
+			}
+			if got := stderr.String(); !strings.Contains(got, want) || !strings.Contains(got, HintServe) {
+				t.Errorf("serve's stderr %q does not say why", got)
+			}
+		})
+	}
+}
