@@ -105,6 +105,7 @@ func replayAsClient(fs *flag.FlagSet, name string, argv []string) (int, error) {
 	opts := replay.ClientOptions{Log: os.Stderr, Ignore: ignoreFlags(fs)}
 	opts.Strict, _ = fs.GetBool("strict")
 	opts.Timeout, _ = fs.GetDuration("timeout")
+	opts.PeerExit = func() string { return describeExit(agent) }
 	if w != nil {
 		opts.Tap = func(dir wire.Dir, t int64, line []byte) { w.Chunk(0, streamOf(dir), t, line) }
 	}
@@ -129,6 +130,21 @@ func replayAsClient(fs *flag.FlagSet, name string, argv []string) (int, error) {
 	}
 	fmt.Fprintln(os.Stderr, "acpscope replay: matches the recording")
 	return 0, nil
+}
+
+// describeExit says how the agent ended, for a replay it left early; ""
+// when it is still running a moment after its pipes closed.
+func describeExit(agent *proxy.Agent) string {
+	select {
+	case <-agent.Done():
+	case <-time.After(time.Second):
+		return ""
+	}
+	st := agent.Wait()
+	if st.Signal != 0 {
+		return "was killed by " + st.SignalName()
+	}
+	return fmt.Sprintf("exited (status %d)", st.Code)
 }
 
 func streamOf(dir wire.Dir) capture.Stream {

@@ -269,3 +269,27 @@ func goldenCmd(t *testing.T, name string, got []byte) {
 	t.Helper()
 	testkit.Golden(t, filepath.Join("testdata", name), got, *updateGolden, "-update-cmd")
 }
+
+// TestCmdReplayAgentExits checks what replay says when the agent exits
+// early: its exit status and what the replay waited for, as an error when
+// nothing came back.
+func TestCmdReplayAgentExits(t *testing.T) {
+	rec := recordDemoCapture(t, demo.AgentOptions{}, demo.ClientOptions{})
+	tests := []struct {
+		name  string
+		agent []string
+		code  int
+		want  string
+	}{
+		{"false", []string{"false"}, 2, "acpscope replay: the agent exited (status 1) before answering initialize [0]\n"},
+		{"exit 7 after reading", []string{"sh", "-c", "read x; exit 7"}, 2, "acpscope replay: the agent exited (status 7) before answering initialize [0]\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errOut, code := acpscope(t, append([]string{"replay", rec, "--no-capture", "--"}, tt.agent...)...)
+			if code != tt.code || !strings.Contains(errOut, tt.want) || strings.Contains(errOut, "pipe") {
+				t.Fatalf("exit %d, stderr:\n%s\nwant %d and %q", code, errOut, tt.code, tt.want)
+			}
+		})
+	}
+}

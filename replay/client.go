@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -26,6 +27,10 @@ type ClientOptions struct {
 	Log io.Writer
 	// Tap sees every line sent and received.
 	Tap Tap
+	// PeerExit, when set, is asked once the agent's output ends or its
+	// input breaks before the replay is over; it describes how the agent
+	// ended ("exited (status 1)"), or returns "" when it does not know.
+	PeerExit func() string
 }
 
 // Result is what a replay found.
@@ -64,6 +69,8 @@ type clientRun struct {
 	scanned, wantCount int
 	lastRecv           time.Time
 	eof                bool
+	// inputGone: a write to the agent failed, it reads no more.
+	inputGone bool
 }
 
 // RunClient replays the client side of rec (protocol messages, as from
@@ -111,17 +118,20 @@ func (c *clientRun) run(ctx context.Context) error {
 		if err := c.waitBefore(ctx, i, m.Kind == wire.KindNotification); err != nil {
 			return err
 		}
-		if c.eof || c.stalled {
-			why := "the agent closed its output"
-			if c.stalled {
-				why = "the agent stopped answering"
-			}
-			c.note("%s; %d recorded client messages were not sent", why, c.remainingSends(i))
+		if c.eof || c.inputGone {
+			return c.gone(ctx, m, i)
+		}
+		if c.stalled {
+			c.note("the agent stopped answering; %d recorded client messages were not sent", c.remainingSends(i))
 			return nil
 		}
 		body := c.binder.Apply(m.Body)
 		if err := c.p.send(body); err != nil {
-			return err
+			if !errors.Is(err, errInputGone) {
+				return err
+			}
+			c.inputGone = true
+			return c.gone(ctx, m, i)
 		}
 		c.res.Sent++
 		c.lastSent = i
@@ -131,7 +141,67 @@ func (c *clientRun) run(ctx context.Context) error {
 	if c.stalled {
 		return nil
 	}
-	return c.waitBefore(ctx, len(c.rec), true)
+	if err := c.waitBefore(ctx, len(c.rec), true); err != nil {
+		return err
+	}
+	if (c.eof || c.inputGone) && c.awaited(nil) != nil {
+		return c.gone(ctx, nil, len(c.rec))
+	}
+	return nil
+}
+
+// gone ends the replay when the agent went away before it should have:
+// the recording's message i (m, nil at the end) was next. It reads what the agent sent
+// before it went, then says how the agent ended and what the replay was
+// waiting for: an error when the agent answered nothing (nothing can be
+// compared), else a note beside the comparison.
+func (c *clientRun) gone(ctx context.Context, m *Message, i int) error {
+	_ = c.waitFor(ctx, func() bool { return c.eof }, c.opts.Settle)
+	who := "the agent closed its output"
+	if c.inputGone && !c.eof {
+		who = "the agent stopped reading its input"
+	}
+	if c.opts.PeerExit != nil {
+		if how := c.opts.PeerExit(); how != "" {
+			who = "the agent " + how
+		}
+	}
+	why := who + " before "
+	if req := c.awaited(m); req != nil {
+		why += fmt.Sprintf("answering %s [%s]", req.Method, req.ID)
+	} else {
+		why += "replay sent " + m.Method
+	}
+	if c.res.Received == 0 {
+		return &GoneError{Why: why}
+	}
+	if m == nil {
+		c.note("%s", why)
+		return nil
+	}
+	c.note("%s; %d recorded client %s not sent", why, c.remainingSends(i), plural(c.remainingSends(i), "message was", "messages were"))
+	return nil
+}
+
+// awaited is the first request the agent has not answered: one already
+// sent, else next, the one the replay was about to send.
+func (c *clientRun) awaited(next *Message) *Message {
+	for i := 0; i <= c.lastSent && i < len(c.rec); i++ {
+		if m := &c.rec[i]; m.Dir == wire.DirClient && m.IsRequest() && !c.answered[string(m.ID)] {
+			return m
+		}
+	}
+	if next != nil && next.IsRequest() {
+		return next
+	}
+	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func (c *clientRun) remainingSends(from int) int {
@@ -197,7 +267,10 @@ func (c *clientRun) waitFor(ctx context.Context, cond func() bool, d time.Durati
 				continue
 			}
 			if err := c.handle(&m); err != nil {
-				return err
+				if !errors.Is(err, errInputGone) {
+					return err
+				}
+				c.inputGone = true // keep reading what it said before it went
 			}
 		case <-timer.C:
 			return ErrTimeout

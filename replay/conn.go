@@ -83,10 +83,14 @@ func (p *peer) send(body []byte) error {
 		p.tap(p.dir.Reverse(), time.Now().UnixNano(), line)
 	}
 	if _, err := p.out.Write(line); err != nil {
-		return fmt.Errorf("writing to the peer: %w", err)
+		return fmt.Errorf("writing to the peer: %w: %w", errInputGone, err)
 	}
 	return nil
 }
+
+// errInputGone is wrapped by send's errors: the peer no longer reads
+// what we write (it exited, or closed its input).
+var errInputGone = errors.New("the peer's input is closed")
 
 // errorResponse builds a JSON-RPC error answering id.
 func errorResponse(id []byte, code int, msg string) []byte {

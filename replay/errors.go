@@ -16,3 +16,14 @@ var (
 	// ErrPeerGone: the peer closed its output before the replay ended.
 	ErrPeerGone = errors.New("peer closed the connection")
 )
+
+// GoneError says the agent ended before it answered anything, and what
+// the replay was waiting for: nothing could be compared (exit status 2).
+type GoneError struct {
+	Why string // e.g. "the agent exited (status 1) before answering initialize [0]"
+}
+
+func (e *GoneError) Error() string { return e.Why }
+
+// Unwrap lets errors.Is find ErrPeerGone.
+func (e *GoneError) Unwrap() error { return ErrPeerGone }
