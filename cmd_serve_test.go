@@ -158,7 +158,7 @@ func TestCmdNetUsage(t *testing.T) {
 		{[]string{"serve", "--tls-cert", "c.pem", "--", "true"}, 2, "--tls-cert and --tls-key go together"},
 		{[]string{"connect"}, 2, "want one URL"},
 		{[]string{"connect", "gopher://x/acp"}, 2, "the scheme must be http, https, ws or wss"},
-		{[]string{"connect", "--no-capture", "ws://127.0.0.1:1/acp"}, 1, "connecting to ws://127.0.0.1:1/acp"},
+		{[]string{"connect", "--no-capture", "ws://127.0.0.1:1/acp"}, 1, "acpscope connect: cannot reach the server at ws://127.0.0.1:1/acp: "},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

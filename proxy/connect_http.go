@@ -132,7 +132,7 @@ func (h *httpBridge) send(line []byte) error {
 	h.record(connectConn, wire.DirClient, line, 0, h.envelope(req, wire.StreamPOST, 0, req.Header))
 	resp, err := h.client.Do(req)
 	if err != nil && h.needsConnection() {
-		return fmt.Errorf("%w: cannot reach %s: %v; check that the server runs and the URL is right", ErrConnectionLost, h.url, err)
+		return unreachable(h.url, err)
 	}
 	if err != nil {
 		return lostf("POST to %s failed: %v", h.url, err)
@@ -162,6 +162,9 @@ func (h *httpBridge) send(line []byte) error {
 	h.record(connectConn, wire.DirAgent, body, 0, h.envelope(req, wire.StreamHTTPControl, resp.StatusCode, resp.Header))
 	if resp.StatusCode < 300 {
 		return h.afterLoad(&m)
+	}
+	if h.needsConnection() && (resp.StatusCode == http.StatusNotFound || resp.StatusCode >= 500) {
+		return refusedAtStart(h.url, resp.StatusCode, string(bytes.TrimSpace(body)))
 	}
 	return h.refused(&m, resp.StatusCode, body)
 }

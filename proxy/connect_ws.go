@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -106,16 +105,14 @@ func (b *bridge) runWS(ctx context.Context) error {
 // own words when it answered.
 func (b *bridge) dialError(resp *http.Response, err error) error {
 	if resp == nil {
-		return fmt.Errorf("connecting to %s: %w; check that the server runs and the URL is right", b.url, err)
+		return unreachable(b.url, err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	msg := strings.TrimSpace(string(body))
-	hint := ""
-	if resp.StatusCode == http.StatusUnauthorized {
-		hint = "; pass the server's token with --auth-token"
+	if resp.StatusCode < 400 {
+		return &connectError{b.url.String() + ": the server answered " + resp.Status + " instead of accepting a WebSocket; try the http:// URL"}
 	}
-	return fmt.Errorf("connecting to %s: the server answered %s: %s%s", b.url, resp.Status, msg, hint)
+	return refusedAtStart(b.url, resp.StatusCode, strings.TrimSpace(string(body)))
 }
 
 // wsDrainWait bounds how long connect waits, after the editor closed

@@ -1,6 +1,11 @@
 package proxy
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+)
 
 // Sentinel errors of the HTTP and WebSocket transports.
 var (
@@ -13,3 +18,51 @@ var (
 	// connection's state lives there, so connect does not reconnect.
 	ErrConnectionLost = errors.New("connection to the agent lost")
 )
+
+// ErrCannotConnect is wrapped when connect never got a connection: the
+// server is not there, or the URL names no ACP endpoint. Unlike
+// ErrConnectionLost, nothing was lost and the fix is in the URL or the
+// server, not in the editor.
+var ErrCannotConnect = errors.New("cannot connect to the server")
+
+// connectError is connect's one line for a connection never made.
+type connectError struct{ msg string }
+
+func (e *connectError) Error() string { return e.msg }
+func (e *connectError) Unwrap() error { return ErrCannotConnect }
+
+// unreachable says the server at u could not be reached at all; cause is
+// the dial error (url.Error's wrapping, which repeats the URL, dropped).
+func unreachable(u *url.URL, cause error) error {
+	var ue *url.Error
+	if errors.As(cause, &ue) {
+		cause = ue.Err
+	}
+	return &connectError{fmt.Sprintf("cannot reach the server at %s: %v; is 'acpscope serve' (or the agent's own server) running there?", u, cause)}
+}
+
+// refusedAtStart says what a server answered to the first request of a
+// connection when that was not a connection: a 404 means the URL's path
+// is not the endpoint; other statuses are given with the server's words.
+func refusedAtStart(u *url.URL, status int, body string) error {
+	where := *u
+	where.Path, where.RawPath, where.RawQuery = "", "", ""
+	if status == http.StatusNotFound {
+		return &connectError{fmt.Sprintf("the server at %s answered 404 Not Found for the path %s: check the URL (the ACP endpoint is usually /acp)", where.String(), pathOf(u))}
+	}
+	msg := fmt.Sprintf("the server at %s answered %d %s", u, status, http.StatusText(status))
+	if body != "" {
+		msg += ": " + body
+	}
+	if status == http.StatusUnauthorized {
+		msg += "; pass the server's token with --auth-token"
+	}
+	return &connectError{msg}
+}
+
+func pathOf(u *url.URL) string {
+	if u.Path == "" {
+		return "/"
+	}
+	return u.EscapedPath()
+}
