@@ -77,7 +77,7 @@ func runDump(fs *flag.FlagSet, args []string) (int, error) {
 	if !ok {
 		return 2, usageErrorf("unknown --format %q: use table, jsonl or raw", format)
 	}
-	src, filter, code, err := openFiltered(fs, args, oneCapture)
+	src, filter, code, err := openFiltered(fs, args, oneCapture, capture.OpenComplete)
 	if err != nil {
 		return code, err
 	}
@@ -87,9 +87,13 @@ func runDump(fs *flag.FlagSet, args []string) (int, error) {
 	return 0, dumpRecords(src, os.Stdout, format, write, filter, from, to)
 }
 
-// openFiltered parses --filter, then finds and opens the capture pick
-// names; the exit code says whose fault a failure is.
-func openFiltered(fs *flag.FlagSet, args []string, pick func(*flag.FlagSet, []string) (string, error)) (capture.Source, *capture.Filter, int, error) {
+// openFiltered parses --filter, then finds the capture pick names and
+// opens it with open; the exit code says whose fault a failure is.
+// Readers that go through a capture once open it with
+// capture.OpenComplete, so a live one holds at least what it held when
+// they started; tail follows it with capture.OpenSource.
+func openFiltered(fs *flag.FlagSet, args []string, pick func(*flag.FlagSet, []string) (string, error),
+	open func(string) (capture.Source, error)) (capture.Source, *capture.Filter, int, error) {
 	filter, err := parseFilterFlag(fs)
 	if err != nil {
 		return nil, nil, 2, err
@@ -98,7 +102,7 @@ func openFiltered(fs *flag.FlagSet, args []string, pick func(*flag.FlagSet, []st
 	if err != nil {
 		return nil, nil, 1, err
 	}
-	src, err := capture.OpenSource(path)
+	src, err := open(path)
 	if err != nil {
 		return nil, nil, 1, err
 	}

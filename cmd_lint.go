@@ -96,7 +96,7 @@ func lintCapture(stdout, stderr io.Writer, path string, f lintFlags, schema *pro
 	}
 	all := protocol.Lint(msgs, protocol.LintOptions{Finished: finished, Schema: schema})
 	if live {
-		fmt.Fprintln(stderr, "acpscope lint: the capture is still being written: linted what is there so far, findings not stored")
+		fmt.Fprintln(stderr, "acpscope lint: the capture is still being written: linted the records it held when lint started (and any since), findings not stored")
 	} else if !f.noSave {
 		if err := capture.SaveFindings(path, toCaptureFindings(all)); err != nil {
 			fmt.Fprintf(stderr, "acpscope lint: findings not stored in the capture: %v\n", err)
@@ -115,8 +115,8 @@ func lintCapture(stdout, stderr io.Writer, path string, f lintFlags, schema *pro
 }
 
 // loadLintMsgs reads every record of a capture with its bytes. A capture
-// a running proxy still writes is read through its live feed, as it is
-// now, and counts as unfinished. It returns each record's session too,
+// a running proxy still writes is read through its live feed, at least
+// up to where it stood when lint started, and counts as unfinished. It returns each record's session too,
 // for --session.
 func loadLintMsgs(path string) (msgs []protocol.Msg, sessions map[uint64]string, finished, live bool, err error) {
 	var src capture.Source
@@ -124,7 +124,7 @@ func loadLintMsgs(path string) (msgs []protocol.Msg, sessions map[uint64]string,
 	switch {
 	case errors.Is(err, capture.ErrLive):
 		live = true
-		if src, err = capture.OpenSource(path); err != nil {
+		if src, err = capture.OpenComplete(path); err != nil {
 			return nil, nil, false, true, err
 		}
 	case err != nil:

@@ -20,7 +20,7 @@ func runShow(fs *flag.FlagSet, args []string) (int, error) {
 	if err != nil {
 		return 2, usageErrorf("SEQ must be a sequence number as 'acpscope dump' prints it, got %q", args[len(args)-1])
 	}
-	src, _, code, err := openFiltered(fs, args[:len(args)-1], oneCapture)
+	src, _, code, err := openFiltered(fs, args[:len(args)-1], oneCapture, capture.OpenComplete)
 	if err != nil {
 		return code, err
 	}

@@ -35,7 +35,7 @@ func runTail(fs *flag.FlagSet, args []string) (int, error) {
 	if format != "table" && format != "jsonl" {
 		return 2, usageErrorf("unknown --format %q: use table or jsonl", format)
 	}
-	src, filter, code, err := openFiltered(fs, args, tailTarget)
+	src, filter, code, err := openFiltered(fs, args, tailTarget, capture.OpenSource)
 	if err != nil {
 		return code, err
 	}

@@ -35,6 +35,9 @@ type Live struct {
 	// lastAtOpen is the highest committed seq when the feed answered:
 	// the backlog ends there and live records follow.
 	lastAtOpen uint64
+	// backlog is closed once every record up to lastAtOpen has arrived.
+	backlog    chan struct{}
+	gotBacklog bool
 }
 
 // liveDialTimeout bounds connecting and the first answer.
@@ -48,7 +51,7 @@ func DialLive(path string, from uint64) (*Live, error) {
 		return nil, fmt.Errorf("connecting to the live feed of %s: %w (is its proxy still running? `acpscope ls` shows)", path, err)
 	}
 	l := &Live{path: path, conn: c, updates: make(chan struct{}, 1), done: make(chan struct{}),
-		ready: make(chan struct{}), base: max(from, 1)}
+		ready: make(chan struct{}), backlog: make(chan struct{}), base: max(from, 1)}
 	b, _ := json.Marshal(feedRequest{From: from})
 	c.SetWriteDeadline(time.Now().Add(liveDialTimeout))
 	if _, err := c.Write(append(b, '\n')); err != nil {
@@ -121,6 +124,7 @@ func (l *Live) handle(line []byte) bool {
 			}
 			l.gotReady = true
 			close(l.ready)
+			l.checkBacklog()
 		}
 		l.mu.Unlock()
 	}
@@ -143,10 +147,21 @@ func (l *Live) add(rec Record) {
 		l.recs[i] = rec
 	}
 	l.last = max(l.last, rec.Seq)
+	l.checkBacklog()
 	if rec.Peer >= l.base && rec.Peer < rec.Seq {
 		if req := &l.recs[rec.Peer-l.base]; req.Seq != 0 && req.Peer == 0 {
 			req.Peer = rec.Seq
 		}
+	}
+}
+
+// checkBacklog closes l.backlog once the backlog has arrived; l.mu must
+// be held. The feed sends records in order, so the last one arriving
+// means all before it have.
+func (l *Live) checkBacklog() {
+	if l.gotReady && !l.gotBacklog && (l.last >= l.lastAtOpen || l.base > l.lastAtOpen) {
+		l.gotBacklog = true
+		close(l.backlog)
 	}
 }
 
@@ -294,6 +309,63 @@ func (l *Live) Close() error {
 	l.conn.Close()
 	<-l.done
 	return nil
+}
+
+// BacklogStall is how long WaitBacklog waits for the next record of the
+// backlog before it gives up: a long backlog may take a while, but one
+// that stops arriving means the proxy is stuck.
+var BacklogStall = 10 * time.Second
+
+// WaitBacklog blocks until every record the capture held when the feed
+// answered (up to LastAtOpen) has arrived, so a reader sees at least the
+// capture as it stood when it was opened. It fails when the feed ends
+// with an error first, or when no record arrives for stall.
+func (l *Live) WaitBacklog(stall time.Duration) error {
+	timer := time.NewTimer(stall)
+	defer timer.Stop()
+	seen := l.Last()
+	for {
+		select {
+		case <-l.backlog:
+			return nil
+		case <-l.done:
+			select {
+			case <-l.backlog:
+				return nil
+			default:
+			}
+			if err := l.Err(); err != nil {
+				return fmt.Errorf("%w (%d of its %d records arrived)", err, l.Last(), l.LastAtOpen())
+			}
+			return nil // closed cleanly: the feed sent all there was
+		case <-timer.C:
+			now := l.Last()
+			if now == seen {
+				return fmt.Errorf("live feed of %s: got records up to %d of the %d it held, then nothing for %v; its proxy may be stuck: try again, or follow it with `acpscope tail`",
+					l.path, now, l.LastAtOpen(), stall)
+			}
+			seen = now
+			timer.Reset(stall)
+		}
+	}
+}
+
+// OpenComplete opens a capture for reading it through once, as dump,
+// show and lint do: like OpenSource, but a live capture is returned only
+// after its backlog has arrived, so it holds at least every record the
+// capture held when it was opened.
+func OpenComplete(path string) (Source, error) {
+	src, err := OpenSource(path)
+	if err != nil {
+		return nil, err
+	}
+	if l, ok := src.(*Live); ok {
+		if err := l.WaitBacklog(BacklogStall); err != nil {
+			l.Close()
+			return nil, err
+		}
+	}
+	return src, nil
 }
 
 // OpenSource opens a capture for viewing: directly when finished, through
