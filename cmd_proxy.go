@@ -115,6 +115,9 @@ func listenOptions(fs *flag.FlagSet) (proxy.ListenOptions, error) {
 	if (lo.TLSCert == "") != (lo.TLSKey == "") {
 		return lo, usageErrorf("--tls-cert and --tls-key go together")
 	}
+	if err := proxy.CheckListenAddr(lo.Addr); err != nil {
+		return lo, usageErrorf("%v", err) // before the non-loopback warning
+	}
 	lo.Warn = func(msg string) { fmt.Fprintln(os.Stderr, "acpscope: warning: "+msg) }
 	return lo, nil
 }

@@ -146,25 +146,31 @@ func TestCmdNetUsage(t *testing.T) {
 	defer l.Close()
 	busy := l.Addr().String()
 	tests := []struct {
-		args []string
-		code int
-		want string
+		args   []string
+		code   int
+		want   string
+		absent string // must not be on stderr
 	}{
-		{[]string{"proxy"}, 2, "--upstream URL is required"},
-		{[]string{"proxy", "--upstream", "ftp://x/acp"}, 2, "the scheme must be http, https, ws or wss"},
-		{[]string{"proxy", "--upstream", "http://127.0.0.1:1/acp", "--listen", busy}, 1, busy + " is in use; pick another --listen port"},
-		{[]string{"serve", "--listen", busy, "--", "true"}, 1, busy + " is in use; pick another --listen port"},
-		{[]string{"serve"}, 2, "the agent command must follow '--'"},
-		{[]string{"serve", "--tls-cert", "c.pem", "--", "true"}, 2, "--tls-cert and --tls-key go together"},
-		{[]string{"connect"}, 2, "want one URL"},
-		{[]string{"connect", "gopher://x/acp"}, 2, "the scheme must be http, https, ws or wss"},
-		{[]string{"connect", "--no-capture", "ws://127.0.0.1:1/acp"}, 1, "acpscope connect: cannot reach the server at ws://127.0.0.1:1/acp: "},
+		{[]string{"proxy"}, 2, "--upstream URL is required", ""},
+		{[]string{"proxy", "--upstream", "ftp://x/acp"}, 2, "the scheme must be http, https, ws or wss", ""},
+		{[]string{"proxy", "--upstream", "http://127.0.0.1:1/acp", "--listen", busy}, 1, busy + " is in use; pick another --listen port", ""},
+		{[]string{"serve", "--listen", busy, "--", "true"}, 1, busy + " is in use; pick another --listen port\n", "address in use"},
+		{[]string{"serve", "--listen", "0.0.0.0:99999", "--", "true"}, 2, `acpscope serve: --listen "0.0.0.0:99999": the port must be a number from 0 to 65535`, "warning"},
+		{[]string{"proxy", "--listen", "0.0.0.0", "--upstream", "http://127.0.0.1:1/acp"}, 2, `--listen "0.0.0.0" is not HOST:PORT`, "warning"},
+		{[]string{"serve"}, 2, "the agent command must follow '--'", ""},
+		{[]string{"serve", "--tls-cert", "c.pem", "--", "true"}, 2, "--tls-cert and --tls-key go together", ""},
+		{[]string{"connect"}, 2, "want one URL", ""},
+		{[]string{"connect", "gopher://x/acp"}, 2, "the scheme must be http, https, ws or wss", ""},
+		{[]string{"connect", "--no-capture", "ws://127.0.0.1:1/acp"}, 1, "acpscope connect: cannot reach the server at ws://127.0.0.1:1/acp: ", ""},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			_, stderr, code := acpscope(t, tt.args...)
 			if code != tt.code || !strings.Contains(stderr, tt.want) {
 				t.Fatalf("exit %d, stderr %q; want %d and %q", code, stderr, tt.code, tt.want)
+			}
+			if tt.absent != "" && strings.Contains(stderr, tt.absent) {
+				t.Errorf("stderr %q says %q", stderr, tt.absent)
 			}
 		})
 	}

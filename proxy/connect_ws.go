@@ -110,7 +110,7 @@ func (b *bridge) dialError(resp *http.Response, err error) error {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	if resp.StatusCode < 400 {
-		return &connectError{b.url.String() + ": the server answered " + resp.Status + " instead of accepting a WebSocket; try the http:// URL"}
+		return connectError(b.url.String() + ": the server answered " + resp.Status + " instead of accepting a WebSocket; try the http:// URL")
 	}
 	return refusedAtStart(b.url, resp.StatusCode, strings.TrimSpace(string(body)))
 }

@@ -25,11 +25,23 @@ var (
 // server, not in the editor.
 var ErrCannotConnect = errors.New("cannot connect to the server")
 
-// connectError is connect's one line for a connection never made.
-type connectError struct{ msg string }
+// ErrListenAddr is wrapped when a --listen address is not a HOST:PORT
+// that can be listened on (a usage error, found before anything opens).
+var ErrListenAddr = errors.New("bad listen address")
 
-func (e *connectError) Error() string { return e.msg }
-func (e *connectError) Unwrap() error { return ErrCannotConnect }
+// adviceError is one complete line for the user that still matches its
+// sentinel with errors.Is, without the sentinel's words repeated at the
+// end as %w would.
+type adviceError struct {
+	msg      string
+	sentinel error
+}
+
+func (e *adviceError) Error() string { return e.msg }
+func (e *adviceError) Unwrap() error { return e.sentinel }
+
+// connectError is connect's one line for a connection never made.
+func connectError(msg string) error { return &adviceError{msg, ErrCannotConnect} }
 
 // unreachable says the server at u could not be reached at all; cause is
 // the dial error (url.Error's wrapping, which repeats the URL, dropped).
@@ -38,7 +50,7 @@ func unreachable(u *url.URL, cause error) error {
 	if errors.As(cause, &ue) {
 		cause = ue.Err
 	}
-	return &connectError{fmt.Sprintf("cannot reach the server at %s: %v; is 'acpscope serve' (or the agent's own server) running there?", u, cause)}
+	return connectError(fmt.Sprintf("cannot reach the server at %s: %v; is 'acpscope serve' (or the agent's own server) running there?", u, cause))
 }
 
 // refusedAtStart says what a server answered to the first request of a
@@ -48,7 +60,7 @@ func refusedAtStart(u *url.URL, status int, body string) error {
 	where := *u
 	where.Path, where.RawPath, where.RawQuery = "", "", ""
 	if status == http.StatusNotFound {
-		return &connectError{fmt.Sprintf("the server at %s answered 404 Not Found for the path %s: check the URL (the ACP endpoint is usually /acp)", where.String(), pathOf(u))}
+		return connectError(fmt.Sprintf("the server at %s answered 404 Not Found for the path %s: check the URL (the ACP endpoint is usually /acp)", where.String(), pathOf(u)))
 	}
 	msg := fmt.Sprintf("the server at %s answered %d %s", u, status, http.StatusText(status))
 	if body != "" {
@@ -57,7 +69,7 @@ func refusedAtStart(u *url.URL, status int, body string) error {
 	if status == http.StatusUnauthorized {
 		msg += "; pass the server's token with --auth-token"
 	}
-	return &connectError{msg}
+	return connectError(msg)
 }
 
 func pathOf(u *url.URL) string {

@@ -33,12 +33,15 @@ func Listen(opts ListenOptions) (net.Listener, error) {
 	if strings.HasPrefix(addr, ":") {
 		addr = "127.0.0.1" + addr
 	}
+	if err := CheckListenAddr(addr); err != nil {
+		return nil, err // before the warning: nothing will listen there
+	}
 	if !IsLoopback(addr) && opts.Warn != nil {
 		opts.Warn(fmt.Sprintf("listening on %s, which is not a loopback address: anyone who can reach it can talk to the agent; use --auth-token or listen on 127.0.0.1", addr))
 	}
 	l, err := net.Listen("tcp", addr)
 	if errors.Is(err, syscall.EADDRINUSE) {
-		return nil, fmt.Errorf("%s is in use; pick another --listen port: %w", addr, ErrAddrInUse)
+		return nil, &adviceError{addr + " is in use; pick another --listen port", ErrAddrInUse}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", addr, err)
@@ -64,6 +67,21 @@ func ListenAndServe(ctx context.Context, opts ListenOptions, h http.Handler, rea
 // Serve serves h on a listener from Listen until ctx ends.
 func Serve(ctx context.Context, l net.Listener, opts ListenOptions, h http.Handler) error {
 	return serveOn(ctx, newServer(h), l, opts)
+}
+
+// CheckListenAddr reports, wrapping ErrListenAddr, when addr is not a
+// HOST:PORT to listen on: no port, or a port outside 0–65535. An empty
+// host is allowed (Listen makes it loopback). Port names resolve from the
+// local services database, never the network.
+func CheckListenAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return &adviceError{fmt.Sprintf("--listen %q is not HOST:PORT, e.g. 127.0.0.1:8700", addr), ErrListenAddr}
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return &adviceError{fmt.Sprintf("--listen %q: the port must be a number from 0 to 65535", addr), ErrListenAddr}
+	}
+	return nil
 }
 
 // IsLoopback reports whether host:port names a loopback address.
