@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -104,9 +105,19 @@ func openFiltered(fs *flag.FlagSet, args []string, pick func(*flag.FlagSet, []st
 	}
 	src, err := open(path)
 	if err != nil {
-		return nil, nil, 1, err
+		return nil, nil, 1, pickedNewest(args, err)
 	}
 	return src, filter, 0, nil
+}
+
+// pickedNewest explains a capture that could not be opened when the user
+// named none and the newest was chosen for them: they may not know which
+// file that was, nor that they can name another.
+func pickedNewest(args []string, err error) error {
+	if len(args) > 0 || errors.Is(err, capture.ErrNotFound) {
+		return err
+	}
+	return fmt.Errorf("%w\n(no capture was named, so the newest was chosen; name another one: `acpscope ls` lists them)", err)
 }
 
 func parseFilterFlag(fs *flag.FlagSet) (*capture.Filter, error) {

@@ -47,13 +47,22 @@ func runLs(fs *flag.FlagSet, args []string) (int, error) {
 	for _, in := range infos {
 		writeLsRow(tw, in)
 	}
-	return 0, tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return 1, err
+	}
+	// The reasons are long: after the table, so they do not widen it.
+	for _, in := range infos {
+		if in.Err != nil {
+			fmt.Fprintf(os.Stderr, "acpscope ls: %v\n", in.Err)
+		}
+	}
+	return 0, nil
 }
 
 func writeLsRow(tw *tabwriter.Writer, in capture.Info) {
 	name := filepath.Base(in.Path)
 	if in.Err != nil {
-		fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t%s\tunreadable: %v\t-\t-\n", name, humanBytes(in.Size), in.Err)
+		fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t%s\tunreadable\t-\t-\n", name, humanBytes(in.Size))
 		return
 	}
 	m := in.Meta

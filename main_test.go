@@ -146,6 +146,9 @@ func TestBadInputErrors(t *testing.T) {
 		{"unknown command", []string{"dumpp"}, 2, "unknown command"},
 		{"unknown capture", []string{"dump", "--dir", dir, "nosuchcapture"}, 1, "acpscope ls"},
 		{"corrupt capture", []string{"dump", "--dir", dir, corrupt}, 1, "corrupt"},
+		{"newest is corrupt: dump", []string{"dump", "--dir", dir}, 1, filepath.Base(corrupt) + ": capture file is corrupt or truncated"},
+		{"newest is corrupt: dump hint", []string{"dump", "--dir", dir}, 1, "the newest was chosen; name another one: `acpscope ls`"},
+		{"newest is corrupt: tail", []string{"tail", "--dir", dir}, 1, "`acpscope ls` lists them"},
 		{"bad filter", []string{"dump", "--dir", dir, corrupt, "--filter", "method:x and (dir:client"}, 2, "bad --filter"},
 		{"bad format", []string{"dump", "--dir", dir, "--format", "xml"}, 2, "unknown --format"},
 		{"bad flag", []string{"ls", "--frobnicate"}, 2, "unknown flag"},
@@ -164,6 +167,15 @@ func TestBadInputErrors(t *testing.T) {
 	ls := runCLI(t, nil, "ls", "--dir", dir)
 	if ls.code != 0 || !strings.Contains(ls.stdout, "unreadable") {
 		t.Errorf("ls should list the corrupt capture as unreadable, got exit %d:\n%s%s", ls.code, ls.stdout, ls.stderr)
+	}
+	// The reason goes after the table, on stderr, so rows stay narrow.
+	for _, line := range strings.Split(ls.stdout, "\n") {
+		if len(line) > 120 {
+			t.Errorf("ls row of %d characters: %q", len(line), line)
+		}
+	}
+	if !strings.Contains(ls.stderr, filepath.Base(corrupt)) || !strings.Contains(ls.stderr, "corrupt") {
+		t.Errorf("ls should say on stderr why %s is unreadable, got %q", filepath.Base(corrupt), ls.stderr)
 	}
 }
 
