@@ -59,28 +59,15 @@ func runBench(fs *flag.FlagSet, args []string) (int, error) {
 	if len(args) > 0 {
 		return 2, usageErrorf("bench takes no arguments (got %q)", args)
 	}
+	cfg, err := benchConfig(fs)
+	if err != nil {
+		return 2, err
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return 1, fmt.Errorf("finding our own binary to benchmark: %w", err)
 	}
-	cfg := proxy.BenchConfig{
-		Agent:    []string{exe, "bench-peer"},
-		Proxy:    benchProxy(exe),
-		Progress: os.Stderr,
-	}
-	cfg.RTTCount, _ = fs.GetInt("rtt")
-	cfg.MsgCount, _ = fs.GetInt("msgs")
-	cfg.MsgSize, _ = fs.GetInt("msg-size")
-	cfg.BigCount, _ = fs.GetInt("big-count")
-	cfg.BigSize, _ = fs.GetInt("big-size")
-	if cfg.RSSSize, _ = fs.GetInt("rss-size"); cfg.RSSSize == 0 {
-		cfg.RSSSize = -1
-	}
-	cfg.Reps, _ = fs.GetInt("reps")
-	cfg.PacedMsgRate, _ = fs.GetInt("paced-msgs")
-	cfg.PacedMBRate, _ = fs.GetInt("paced-mb")
-	setups, _ := fs.GetString("setups")
-	cfg.Setups = strings.Split(setups, ",")
+	cfg.Agent, cfg.Proxy, cfg.Progress = []string{exe, "bench-peer"}, benchProxy(exe), os.Stderr
 	if cfg.Dir, _ = fs.GetString("keep"); cfg.Dir != "" {
 		if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 			return 1, err
@@ -94,6 +81,44 @@ func runBench(fs *flag.FlagSet, args []string) (int, error) {
 	}
 	rep.Print(os.Stdout)
 	return 0, nil
+}
+
+// benchConfig reads the flags, refusing what Bench would otherwise
+// take silently: a count of zero (which Bench reads as "the default"), a
+// negative one, and setups it does not know.
+func benchConfig(fs *flag.FlagSet) (proxy.BenchConfig, error) {
+	var cfg proxy.BenchConfig
+	positive := []struct {
+		name string
+		dst  *int
+	}{
+		{"rtt", &cfg.RTTCount}, {"msgs", &cfg.MsgCount}, {"msg-size", &cfg.MsgSize},
+		{"big-count", &cfg.BigCount}, {"big-size", &cfg.BigSize}, {"reps", &cfg.Reps},
+	}
+	for _, p := range positive {
+		if *p.dst, _ = fs.GetInt(p.name); *p.dst <= 0 {
+			return cfg, usageErrorf("--%s must be a positive number, got %d", p.name, *p.dst)
+		}
+	}
+	if cfg.RSSSize, _ = fs.GetInt("rss-size"); cfg.RSSSize < 0 {
+		return cfg, usageErrorf("--rss-size must be a size in bytes, or 0 to skip, got %d", cfg.RSSSize)
+	} else if cfg.RSSSize == 0 {
+		cfg.RSSSize = -1 // Bench's "skip"
+	}
+	for _, p := range []struct {
+		name string
+		dst  *int
+	}{{"paced-msgs", &cfg.PacedMsgRate}, {"paced-mb", &cfg.PacedMBRate}} {
+		if *p.dst, _ = fs.GetInt(p.name); *p.dst == 0 {
+			return cfg, usageErrorf("--%s must be a rate above 0, or negative to skip, got 0", p.name)
+		}
+	}
+	setups, _ := fs.GetString("setups")
+	cfg.Setups = strings.Split(setups, ",")
+	if err := proxy.CheckBenchSetups(cfg.Setups); err != nil {
+		return cfg, usageErrorf("--setups: %v", err)
+	}
+	return cfg, nil
 }
 
 // benchProxy runs this very binary as the stdio proxy, as an editor would.

@@ -113,7 +113,10 @@ var ErrNoGo = errors.New("the go command is needed to build the minimal forwarde
 func Bench(ctx context.Context, cfg BenchConfig) (*BenchReport, error) {
 	cfg = cfg.withDefaults()
 	if len(cfg.Agent) == 0 || cfg.Proxy == nil {
-		return nil, errors.New("bench: Agent and Proxy are required")
+		return nil, errors.New("agent and proxy commands are required")
+	}
+	if err := CheckBenchSetups(cfg.Setups); err != nil {
+		return nil, err
 	}
 	if cfg.Dir == "" {
 		dir, err := os.MkdirTemp("", "acpscope-bench-")
@@ -135,6 +138,20 @@ func Bench(ctx context.Context, cfg BenchConfig) (*BenchReport, error) {
 	return rep, nil
 }
 
+// BenchSetups are the setup keys Bench knows, in table order.
+var BenchSetups = []string{"a", "b", "c", "d", "e"}
+
+// CheckBenchSetups reports, naming the valid keys, a key Bench does not
+// know: an unknown setup would otherwise be skipped without a word.
+func CheckBenchSetups(keys []string) error {
+	for _, k := range keys {
+		if !slices.Contains(BenchSetups, k) {
+			return fmt.Errorf("unknown setup %q; the setups are a (direct pipe), b (minimal forwarder), c (tee pipeline), d (acpscope with capture) and e (acpscope --no-capture)", k)
+		}
+	}
+	return nil
+}
+
 func wanted(cfg BenchConfig, key string) bool {
 	if len(cfg.Setups) == 0 {
 		return key != "e"
@@ -153,13 +170,13 @@ func wanted(cfg BenchConfig, key string) bool {
 // during the run (two cores shared with other work) skews every setup
 // alike and the ratios stay meaningful.
 func runPhases(ctx context.Context, cfg BenchConfig, setups []*benchSetup, rows []*BenchRow) {
-	fmt.Fprintln(cfg.Progress, "bench: round trips")
+	fmt.Fprintln(cfg.Progress, "acpscope bench: round trips")
 	interleaveRTT(ctx, cfg, setups, rows)
-	fmt.Fprintln(cfg.Progress, "bench: 200 B lines")
+	fmt.Fprintf(cfg.Progress, "acpscope bench: %d B lines\n", cfg.MsgSize)
 	repeatBursts(ctx, cfg, setups, rows, "msgs", cfg.MsgCount, cfg.MsgSize, func(row *BenchRow, r []burstResult) {
 		row.MsgsPerS = median(r, burstResult.linesPerS)
 	})
-	fmt.Fprintln(cfg.Progress, "bench: big lines")
+	fmt.Fprintln(cfg.Progress, "acpscope bench: big lines")
 	repeatBursts(ctx, cfg, setups, rows, "big", cfg.BigCount, cfg.BigSize, func(row *BenchRow, r []burstResult) {
 		row.MBPerS = median(r, burstResult.mbPerS)
 	})
@@ -169,7 +186,7 @@ func runPhases(ctx context.Context, cfg BenchConfig, setups []*benchSetup, rows 
 			continue
 		}
 		if cfg.RSSSize > 0 && s.middle {
-			fmt.Fprintf(cfg.Progress, "bench: %s: one %d B line\n", s.name, cfg.RSSSize)
+			fmt.Fprintf(cfg.Progress, "acpscope bench: %s: one %d B line\n", s.name, cfg.RSSSize)
 			rss, err := s.burst(ctx, "rss", 1, cfg.RSSSize, 0)
 			if err != nil {
 				row.Err = fmt.Errorf("rss: %w", err)
@@ -180,7 +197,7 @@ func runPhases(ctx context.Context, cfg BenchConfig, setups []*benchSetup, rows 
 			row.note(rss.run)
 		}
 		if s.capture {
-			fmt.Fprintf(cfg.Progress, "bench: %s: paced runs\n", s.name)
+			fmt.Fprintf(cfg.Progress, "acpscope bench: %s: paced runs\n", s.name)
 			if err := runPaced(ctx, cfg, s, row); err != nil {
 				row.Err = fmt.Errorf("paced: %w", err)
 			}

@@ -81,7 +81,7 @@ func benchSetups(ctx context.Context, cfg BenchConfig) ([]*benchSetup, error) {
 	}
 	if wanted(cfg, "c") {
 		if _, err := exec.LookPath("bash"); err != nil {
-			return nil, errors.New("bench: setup (c) needs bash and perl")
+			return nil, errors.New("setup (c) needs bash and perl")
 		}
 		all = append(all, &benchSetup{key: "c", name: "(c) tee + per-message timestamps", command: func(tag string, agent []string) (*exec.Cmd, string) {
 			cmd := exec.Command("bash", append([]string{"-c", teeScript, "bash"}, agent...)...)
