@@ -122,10 +122,10 @@ func replayAsClient(fs *flag.FlagSet, name string, argv []string) (int, error) {
 	for _, n := range res.Notes {
 		fmt.Fprintf(os.Stdout, "! %s\n", n)
 	}
-	fmt.Fprintf(os.Stderr, "acpscope replay: sent %d, received %d, answered %d agent requests, %d identifiers rebound\n",
-		res.Sent, res.Received, res.Answered, len(res.Bindings))
+	fmt.Fprintf(os.Stderr, "acpscope replay: sent %d, received %d, answered %s, %s rebound\n", res.Sent, res.Received,
+		replay.Count(res.Answered, "agent request", "agent requests"), replay.Count(len(res.Bindings), "identifier", "identifiers"))
 	if !res.Match() {
-		fmt.Fprintf(os.Stderr, "acpscope replay: the agent's answers differ from the recording (%d notes)\n", len(res.Notes))
+		fmt.Fprintf(os.Stderr, "acpscope replay: the agent's answers differ from the recording (%s)\n", replay.Count(len(res.Notes), "note", "notes"))
 		return 1, nil
 	}
 	fmt.Fprintln(os.Stderr, "acpscope replay: matches the recording")
@@ -238,8 +238,8 @@ func replayAsAgent(fs *flag.FlagSet, name string) (int, error) {
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return 2, err
 	}
-	fmt.Fprintf(os.Stderr, "acpscope replay: served %d requests, %d unmatched, %d recorded client messages never came\n",
-		res.Served, res.Unmatched, res.Skipped)
+	fmt.Fprintf(os.Stderr, "acpscope replay: served %s, %d unmatched, %s\n", replay.Count(res.Served, "request", "requests"),
+		res.Unmatched, replay.Count(res.Skipped, "recorded client message never came", "recorded client messages never came"))
 	if res.Unmatched > 0 {
 		return 1, nil
 	}

@@ -276,10 +276,10 @@ func (a *agentRun) consume(m *Message, cand candidate) error {
 		fmt.Fprintf(a.opts.Log, "replay: rebinding %s %q → %q\n", b.Path, b.Old, b.New)
 	}
 	if len(cand.changes) > 0 {
-		fmt.Fprintf(a.opts.Log, "replay: %s [%s] matched recorded #%d with %d differences (first: %s)\n",
-			m.Method, m.ID, a.rec[i].Seq, len(cand.changes), cand.changes[0])
+		fmt.Fprintf(a.opts.Log, "replay: %s%s matched recorded #%d with %s (first: %s)\n",
+			m.Method, idTag(m.ID), a.rec[i].Seq, Count(len(cand.changes), "difference", "differences"), cand.changes[0])
 	} else {
-		fmt.Fprintf(a.opts.Log, "replay: %s [%s] matched recorded #%d\n", m.Method, m.ID, a.rec[i].Seq)
+		fmt.Fprintf(a.opts.Log, "replay: %s%s matched recorded #%d\n", m.Method, idTag(m.ID), a.rec[i].Seq)
 	}
 	return nil
 }
@@ -288,7 +288,7 @@ func (a *agentRun) consume(m *Message, cand candidate) error {
 // the nearest candidate and its diff, and answers a request with an error.
 func (a *agentRun) unmatched(m *Message, cand candidate, found bool) error {
 	a.res.Unmatched++
-	msg := fmt.Sprintf("no recorded %s matches the client's %s [%s]", m.Method, m.Kind, m.ID)
+	msg := fmt.Sprintf("no recorded %s matches the client's %s%s", m.Method, m.Kind, idTag(m.ID))
 	code := -32603
 	if found {
 		r := &a.rec[cand.index]

@@ -122,7 +122,7 @@ func (c *clientRun) run(ctx context.Context) error {
 			return c.gone(ctx, m, i)
 		}
 		if c.stalled {
-			c.note("the agent stopped answering; %d recorded client messages were not sent", c.remainingSends(i))
+			c.note("the agent stopped answering; %s not sent", Count(c.remainingSends(i), "recorded client message was", "recorded client messages were"))
 			return nil
 		}
 		body := c.binder.Apply(m.Body)
@@ -179,7 +179,7 @@ func (c *clientRun) gone(ctx context.Context, m *Message, i int) error {
 		c.note("%s", why)
 		return nil
 	}
-	c.note("%s; %d recorded client %s not sent", why, c.remainingSends(i), plural(c.remainingSends(i), "message was", "messages were"))
+	c.note("%s; %s not sent", why, Count(c.remainingSends(i), "recorded client message was", "recorded client messages were"))
 	return nil
 }
 
@@ -195,13 +195,6 @@ func (c *clientRun) awaited(next *Message) *Message {
 		return next
 	}
 	return nil
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 func (c *clientRun) remainingSends(from int) int {
@@ -378,7 +371,7 @@ func (c *clientRun) answer(m *Message) error {
 		fmt.Fprintf(c.opts.Log, "replay: rebinding %s %q → %q\n", b.Path, b.Old, b.New)
 	}
 	if len(cand.changes) > 0 {
-		c.note("answered %s [%s] from the nearest recorded request #%d (%d params differ: %s)", m.Method, m.ID, r.Seq, len(cand.changes), cand.changes[0])
+		c.note("answered %s [%s] from the nearest recorded request #%d (%s: %s)", m.Method, m.ID, r.Seq, Count(len(cand.changes), "param differs", "params differ"), cand.changes[0])
 	}
 	c.res.Answered++
 	if r.Peer < 0 {

@@ -26,7 +26,7 @@ func WriteEntries(w io.Writer, entries []Entry, oldName, newName string) {
 			}
 		}
 	}
-	fmt.Fprintf(w, "%d matched, %d differ\n", same, len(entries)-same)
+	fmt.Fprintf(w, "%d matched, %s\n", same, Count(len(entries)-same, "differs", "differ"))
 }
 
 // describe names an item: direction arrow, kind and summary.
@@ -90,4 +90,21 @@ func JSONEntries(entries []Entry) []JSONEntry {
 // oneLine flattens text for single-line output.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// Count says "1 note" or "3 notes": n with the word that fits it.
+func Count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// idTag is " [id]" for a message with an id, "" for one without (a
+// notification), so a log line never shows an empty "[]".
+func idTag(id []byte) string {
+	if len(id) == 0 {
+		return ""
+	}
+	return " [" + string(id) + "]"
 }
