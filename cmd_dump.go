@@ -114,7 +114,7 @@ func openFiltered(fs *flag.FlagSet, args []string, pick func(*flag.FlagSet, []st
 // named none and the newest was chosen for them: they may not know which
 // file that was, nor that they can name another.
 func pickedNewest(args []string, err error) error {
-	if len(args) > 0 || errors.Is(err, capture.ErrNotFound) {
+	if err == nil || len(args) > 0 || errors.Is(err, capture.ErrNotFound) || errors.Is(err, errUsage) {
 		return err
 	}
 	return fmt.Errorf("%w\n(no capture was named, so the newest was chosen; name another one: `acpscope ls` lists them)", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -17,7 +18,7 @@ import (
 func init() {
 	register(&command{
 		name:    "lint",
-		usage:   "[flags] CAPTURE",
+		usage:   "[flags] [CAPTURE]",
 		summary: "check a capture against JSON-RPC 2.0, the stdio and HTTP transports and the ACP lifecycle",
 		example: `  acpscope lint latest                       findings as text; exit 1 when any is an error
   acpscope lint --min-severity warning cap.db  hide info findings
@@ -70,20 +71,18 @@ func runLint(fs *flag.FlagSet, args []string) (int, error) {
 	if f.rules {
 		return 0, printRules(os.Stdout, f.format)
 	}
-	if len(args) != 1 {
-		return 2, usageErrorf("expected one CAPTURE, got %d arguments", len(args))
-	}
 	var schema *protocol.SchemaValidator
 	if f.schema != "" {
 		if schema, err = protocol.NewSchemaValidator(f.schema); err != nil {
 			return 2, usageErrorf("--schema: %v", err)
 		}
 	}
-	path, err := resolveCapture(fs, args[0])
+	path, err := oneCapture(fs, args)
 	if err != nil {
-		return 1, err
+		return 2, err
 	}
-	return lintCapture(os.Stdout, os.Stderr, path, f, schema)
+	code, err := lintCapture(os.Stdout, os.Stderr, path, f, schema)
+	return code, pickedNewest(args, err)
 }
 
 // lintCapture lints the capture at path, stores the findings unless told
@@ -93,6 +92,9 @@ func lintCapture(stdout, stderr io.Writer, path string, f lintFlags, schema *pro
 	msgs, sessions, finished, live, err := loadLintMsgs(path)
 	if err != nil {
 		return 1, err
+	}
+	if f.session != "" && !hasSessionRecord(sessions, f.session) {
+		return 2, usageErrorf("no session %q in the capture (sessions: %s)", f.session, strings.Join(sessionList(sessions), ", "))
 	}
 	all := protocol.Lint(msgs, protocol.LintOptions{Finished: finished, Schema: schema})
 	if live {
@@ -179,6 +181,33 @@ func filterFindings(fs []protocol.Finding, min protocol.Severity, session string
 			continue
 		}
 		out = append(out, f)
+	}
+	return out
+}
+
+func hasSessionRecord(sessions map[uint64]string, session string) bool {
+	for _, s := range sessions {
+		if s == session {
+			return true
+		}
+	}
+	return false
+}
+
+// sessionList returns the sessions in order of first appearance.
+func sessionList(sessions map[uint64]string) []string {
+	seqs := make([]uint64, 0, len(sessions))
+	for seq := range sessions {
+		seqs = append(seqs, seq)
+	}
+	slices.Sort(seqs)
+	var out []string
+	seen := map[string]bool{}
+	for _, seq := range seqs {
+		if s := sessions[seq]; !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
 	}
 	return out
 }

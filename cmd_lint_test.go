@@ -36,7 +36,6 @@ func TestLintCommand(t *testing.T) {
 		{"all", lintFlags{format: "json", noSave: true}, 1, []string{"acp/not-initialized", "acp/session-not-ready"}},
 		{"warnings only", lintFlags{format: "json", noSave: true, min: protocol.Warning}, 1, []string{"acp/not-initialized", "acp/session-not-ready"}},
 		{"errors only", lintFlags{format: "json", noSave: true, min: protocol.Error}, 1, []string{"acp/session-not-ready"}},
-		{"other session", lintFlags{format: "json", noSave: true, session: "nope"}, 0, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -63,7 +62,13 @@ func TestLintCommand(t *testing.T) {
 			}
 		})
 	}
+	// A session the capture does not have is a mistake, not a clean bill.
 	var out bytes.Buffer
+	if code, err := lintCapture(&out, &out, path, lintFlags{format: "json", noSave: true, session: "nope"}, nil); code != 2 ||
+		err == nil || !strings.Contains(err.Error(), `no session "nope" in the capture (sessions: `) {
+		t.Errorf("--session nope: exit %d, %v; want 2 and the sessions there are", code, err)
+	}
+	out.Reset()
 	if _, err := lintCapture(&out, &out, path, lintFlags{format: "text", noSave: true}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +79,14 @@ func TestLintCommand(t *testing.T) {
 
 func TestLintCommandUsage(t *testing.T) {
 	var out, errOut bytes.Buffer
-	for _, args := range [][]string{{"lint"}, {"lint", "--format", "xml", "x"}, {"lint", "--min-severity", "loud", "x"}} {
+	empty := t.TempDir()
+	for _, args := range [][]string{
+		{"lint", "--dir", empty},
+		{"lint", "--dir", empty, "nope"},
+		{"lint", "--dir", empty, "a", "b"},
+		{"lint", "--format", "xml", "x"},
+		{"lint", "--min-severity", "loud", "x"},
+	} {
 		out.Reset()
 		errOut.Reset()
 		if code := run(args, &out, &errOut); code != 2 {

@@ -82,7 +82,7 @@ func TestDemoEndToEnd(t *testing.T) {
 		t.Errorf("ls should list the demo capture:\n%s%s", ls.stdout, ls.stderr)
 	}
 	// The capture is causal and clean: lint finds nothing in the demo.
-	lint := runCLI(t, nil, "lint", "--dir", dir, "latest")
+	lint := runCLI(t, nil, "lint", "--dir", dir) // no CAPTURE: the latest
 	if lint.code != 0 || !strings.Contains(lint.stdout, "0 errors, 0 warnings") {
 		t.Errorf("lint of the demo capture: exit %d\n%s%s", lint.code, lint.stdout, lint.stderr)
 	}
