@@ -92,7 +92,7 @@ type BenchRow struct {
 	PeakRSS int64
 	// RSSLine is PeakRSS during the RSSSize line alone.
 	RSSLine int64
-	// Paced are the runs at the target rates (setup d only).
+	// Paced are the runs at the target rates (setups b and d).
 	Paced []PacedRun
 	Err   error
 }
@@ -196,7 +196,7 @@ func runPhases(ctx context.Context, cfg BenchConfig, setups []*benchSetup, rows 
 			row.RSSLine = rss.run.peakRSS
 			row.note(rss.run)
 		}
-		if s.capture {
+		if s.capture || s.key == "b" {
 			fmt.Fprintf(cfg.Progress, "acpscope bench: %s: paced runs\n", s.name)
 			if err := runPaced(ctx, cfg, s, row); err != nil {
 				row.Err = fmt.Errorf("paced: %w", err)
@@ -302,7 +302,8 @@ func median(rs []burstResult, f func(burstResult) float64) float64 {
 }
 
 // runPaced has the agent send at the target rates, to see whether capture
-// keeps up with no loss there.
+// keeps up with no loss there; the minimal forwarder runs them too, so
+// forwarding at those rates compares like with like.
 func runPaced(ctx context.Context, cfg BenchConfig, s *benchSetup, row *BenchRow) error {
 	if cfg.PacedMsgRate > 0 {
 		r, err := s.burst(ctx, "paced-msgs", cfg.MsgCount, cfg.MsgSize, cfg.PacedMsgRate)
@@ -322,7 +323,7 @@ func runPaced(ctx context.Context, cfg BenchConfig, s *benchSetup, row *BenchRow
 	return nil
 }
 
-// The rates at which issue 2 asks for zero capture loss.
+// The rates at which the targets ask for zero capture loss.
 const (
 	goalMsgRate = 500e3 // 200 B lines per second
 	goalMBRate  = 250   // MB/s of 10 MB lines

@@ -43,14 +43,17 @@ func (r *BenchReport) Print(w io.Writer) {
 			fmt.Fprintf(w, "%s: %s\n", row.Name, row.CaptureNote)
 		}
 		for _, p := range row.Paced {
-			fmt.Fprintf(w, "%s paced at %s: achieved %.0f%s, wire loss %d, capture loss %s\n",
-				row.Name, p.Target, p.Achieved, p.Unit, p.WireLoss, lossString(p.CaptureLoss))
+			fmt.Fprintf(w, "%s paced at %s: achieved %.0f%s, wire loss %d", row.Name, p.Target, p.Achieved, p.Unit, p.WireLoss)
+			if row.Key == "d" {
+				fmt.Fprintf(w, ", capture loss %s", lossString(p.CaptureLoss))
+			}
+			fmt.Fprintln(w)
 		}
 	}
 	r.printTargets(w)
 }
 
-// printTargets checks issue 2's targets, as ratios within this run.
+// printTargets checks the targets README states, as ratios within this run.
 func (r *BenchReport) printTargets(w io.Writer) {
 	b, d, c := r.row("b"), r.row("d"), r.row("c")
 	if b == nil || d == nil || b.Err != nil || d.Err != nil {
@@ -83,8 +86,9 @@ func (r *BenchReport) printTargets(w io.Writer) {
 			"zero loss at ≥ %.0f%s: paced at %s, achieved %.0f%s, wire loss %d, capture loss %s",
 			p.Goal, p.Unit, p.Target, p.Achieved, p.Unit, p.WireLoss, lossString(p.CaptureLoss))
 	}
+	r.checkPacedForwarding(check, b, d)
 	fm, fb := ratio(d.MsgsPerS, b.MsgsPerS), ratio(d.MBPerS, b.MBPerS)
-	check(fm >= 0.8 && fb >= 0.8, "forwarding ≥ 0.8× the forwarder: %.2f× msgs/s, %.2f× MB/s", fm, fb)
+	fmt.Fprintf(w, "  info flat out, where capture cannot keep up and sheds what it cannot record: forwarding %.2f× msgs/s, %.2f× MB/s\n", fm, fb)
 	if r.Config.RSSSize > 0 {
 		limit := int64(64<<20) + 2*int64(r.Config.RSSSize)
 		check(d.RSSLine > 0 && d.RSSLine <= limit, "peak RSS with a %s line %s ≤ 64 MiB + 2 × line = %s", mib(int64(r.Config.RSSSize)), mib(d.RSSLine), mib(limit))
@@ -93,6 +97,32 @@ func (r *BenchReport) printTargets(w io.Writer) {
 		tm, tb := ratio(d.MsgsPerS, c.MsgsPerS), ratio(d.MBPerS, c.MBPerS)
 		check(tm >= 5 && tb >= 5, "≥ 5× the tee pipeline: %.1f× msgs/s, %.1f× MB/s", tm, tb)
 	}
+}
+
+// checkPacedForwarding compares forwarding where capture keeps up: at
+// each paced rate, what (d) achieved with no capture loss against what
+// (b) achieved at the same rate in the same run.
+func (r *BenchReport) checkPacedForwarding(check func(bool, string, ...any), b, d *BenchRow) {
+	if len(d.Paced) == 0 || len(b.Paced) != len(d.Paced) {
+		return
+	}
+	var parts []string
+	ok := true
+	for i, dp := range d.Paced {
+		bp := b.Paced[i]
+		x := 0.0
+		if bp.Achieved > 0 {
+			x = dp.Achieved / bp.Achieved
+		}
+		kept := dp.CaptureLoss == 0 && dp.WireLoss == 0
+		ok = ok && kept && x >= 0.8
+		part := fmt.Sprintf("%.2f× at %s (%.0f%s against %.0f%s)", x, dp.Target, dp.Achieved, dp.Unit, bp.Achieved, bp.Unit)
+		if !kept {
+			part += ", but capture lost messages there"
+		}
+		parts = append(parts, part)
+	}
+	check(ok, "forwarding ≥ 0.8× the forwarder where capture keeps up: %s", strings.Join(parts, "; "))
 }
 
 func (r *BenchReport) row(key string) *BenchRow {
