@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -58,6 +60,32 @@ func oneCapture(fs *flag.FlagSet, args []string) (string, error) {
 		return resolveCapture(fs, args[0])
 	}
 	return "", usageErrorf("expected one CAPTURE, got %d arguments: %q", len(args), args)
+}
+
+// captureRef is how to name the capture at path in a command the user
+// will copy: its file name when it lies in the default capture directory,
+// where names resolve from any working directory, else its full path.
+func captureRef(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return shellQuote(path)
+	}
+	if def, err := capture.DefaultDir(); err == nil {
+		if defAbs, err := filepath.Abs(def); err == nil && filepath.Dir(abs) == defAbs {
+			return shellQuote(filepath.Base(abs))
+		}
+	}
+	return shellQuote(abs)
+}
+
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:@%+=,-]+$`)
+
+// shellQuote quotes s for a POSIX shell when it needs quoting.
+func shellQuote(s string) string {
+	if shellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // humanBytes formats a size the way ls -h would.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -102,7 +101,7 @@ func printDemoSummary(w io.Writer, path string, sum demo.Summary) error {
 		}
 		fmt.Fprintln(w)
 	}
-	name := filepath.Base(path)
+	name := captureRef(path)
 	fmt.Fprintf(w, "\nnext      acpscope inspect %s\n          acpscope dump %s --filter 'method:session/prompt or error'\n          acpscope lint %s\n", name, name, name)
 	return nil
 }

@@ -86,6 +86,14 @@ func TestDemoEndToEnd(t *testing.T) {
 	if lint.code != 0 || !strings.Contains(lint.stdout, "0 errors, 0 warnings") {
 		t.Errorf("lint of the demo capture: exit %d\n%s%s", lint.code, lint.stdout, lint.stderr)
 	}
+	// The commands it suggests work as printed: the capture is outside
+	// the default directory, so they must name it by its full path.
+	elsewhere := filepath.Join(t.TempDir(), "sub", "demo2.acpscope")
+	os.MkdirAll(filepath.Dir(elsewhere), 0o700)
+	demo2 := runCLI(t, nil, "demo", "--dir", dir, "--capture", elsewhere, "--no-inspect", "--quiet-agent")
+	if demo2.code != 0 || !strings.Contains(demo2.stdout, "acpscope lint "+elsewhere+"\n") {
+		t.Errorf("demo --capture %s should suggest linting it by its full path:\n%s%s", elsewhere, demo2.stdout, demo2.stderr)
+	}
 	jsonl := runCLI(t, nil, "dump", "--dir", dir, "latest", "--format", "jsonl", "--filter", "method:session/prompt")
 	if n := strings.Count(jsonl.stdout, "\n"); n != 4 {
 		t.Errorf("filtered dump: %d lines, want 4 (two prompts and their responses):\n%s", n, jsonl.stdout)
