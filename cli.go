@@ -4,6 +4,7 @@ package main
 // durations and record rows the same way everywhere.
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -86,6 +87,16 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// captureErrCode is the exit code for failing to find or open a capture:
+// 2 when the user named one that does not exist, or too many, or none
+// where one was needed; 1 when the capture itself cannot be read.
+func captureErrCode(err error) int {
+	if errors.Is(err, errUsage) || errors.Is(err, capture.ErrNotFound) || errors.Is(err, capture.ErrAmbiguous) {
+		return 2
+	}
+	return 1
 }
 
 // humanBytes formats a size the way ls -h would.

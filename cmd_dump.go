@@ -101,11 +101,11 @@ func openFiltered(fs *flag.FlagSet, args []string, pick func(*flag.FlagSet, []st
 	}
 	path, err := pick(fs, args)
 	if err != nil {
-		return nil, nil, 1, err
+		return nil, nil, captureErrCode(err), err
 	}
 	src, err := open(path)
 	if err != nil {
-		return nil, nil, 1, pickedNewest(args, err)
+		return nil, nil, captureErrCode(err), pickedNewest(args, err)
 	}
 	return src, filter, 0, nil
 }

@@ -43,7 +43,7 @@ func runInspect(fs *flag.FlagSet, args []string) (int, error) {
 	if len(args) == 1 {
 		path, err := capture.Resolve(dir, args[0])
 		if err != nil {
-			return 1, err
+			return captureErrCode(err), err
 		}
 		opts.Path = path
 	}

@@ -79,7 +79,7 @@ func runLint(fs *flag.FlagSet, args []string) (int, error) {
 	}
 	path, err := oneCapture(fs, args)
 	if err != nil {
-		return 2, err
+		return captureErrCode(err), err
 	}
 	code, err := lintCapture(os.Stdout, os.Stderr, path, f, schema)
 	return code, pickedNewest(args, err)

@@ -74,7 +74,7 @@ func tailTarget(fs *flag.FlagSet, args []string) (string, error) {
 		}
 	}
 	if len(infos) == 0 {
-		return "", fmt.Errorf("no captures in %s: start an agent through 'acpscope -- AGENT CMD…' first", dir)
+		return "", fmt.Errorf("%w: there are no captures in %s yet: start an agent through 'acpscope -- AGENT CMD…' first", capture.ErrNotFound, dir)
 	}
 	return infos[0].Path, nil
 }

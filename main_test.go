@@ -143,6 +143,10 @@ func TestBadInputErrors(t *testing.T) {
 	if err := os.WriteFile(corrupt, bytes.Repeat([]byte("not a capture "), 500), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	older := filepath.Join(dir, "20250101T000000Z-broken-2.acpscope")
+	if err := os.WriteFile(older, bytes.Repeat([]byte("not a capture "), 500), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name   string
 		args   []string
@@ -152,7 +156,15 @@ func TestBadInputErrors(t *testing.T) {
 		{"missing --", []string{"--dir", dir, testagentBin}, 2, "must follow '--'"},
 		{"agent not found", []string{"--dir", dir, "--", "no-such-agent-acpscope-test"}, 127, "no-such-agent-acpscope-test"},
 		{"unknown command", []string{"dumpp"}, 2, "unknown command"},
-		{"unknown capture", []string{"dump", "--dir", dir, "nosuchcapture"}, 1, "acpscope ls"},
+		{"unknown capture", []string{"dump", "--dir", dir, "nosuchcapture"}, 2, "acpscope ls"},
+		{"unknown capture: show", []string{"show", "--dir", dir, "nosuchcapture", "1"}, 2, "no such capture"},
+		{"unknown capture: lint", []string{"lint", "--dir", dir, "nosuchcapture"}, 2, "no such capture"},
+		{"unknown capture: tail", []string{"tail", "--dir", dir, "nosuchcapture"}, 2, "no such capture"},
+		{"unknown capture: inspect", []string{"inspect", "--dir", dir, "nosuchcapture"}, 2, "no such capture"},
+		{"no captures: tail", []string{"tail", "--dir", t.TempDir()}, 2, "no captures in"},
+		{"ambiguous capture", []string{"dump", "--dir", dir, "broken"}, 2, "matches 2 captures"},
+		{"extra argument: dump", []string{"dump", "--dir", dir, "latest", "extra"}, 2, "expected one CAPTURE"},
+		{"extra argument: tail", []string{"tail", "--dir", dir, "a", "b"}, 2, "expected one CAPTURE"},
 		{"corrupt capture", []string{"dump", "--dir", dir, corrupt}, 1, "corrupt"},
 		{"newest is corrupt: dump", []string{"dump", "--dir", dir}, 1, filepath.Base(corrupt) + ": capture file is corrupt or truncated"},
 		{"newest is corrupt: dump hint", []string{"dump", "--dir", dir}, 1, "the newest was chosen; name another one: `acpscope ls`"},

@@ -15,6 +15,9 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
+// ErrAmbiguous: a name that matches several captures.
+var ErrAmbiguous = errors.New("ambiguous capture name")
+
 // Ext is the file name extension of captures.
 const Ext = ".acpscope"
 
@@ -191,7 +194,7 @@ func Resolve(dir, name string) (string, error) {
 			if len(found) > 10 {
 				found = append(found[:10], "…")
 			}
-			return "", fmt.Errorf("%q matches %d captures in %s:\n  %s\nsay which (`acpscope ls` shows them)", name, len(found), dir, strings.Join(found, "\n  "))
+			return "", fmt.Errorf("%w: %q matches %d captures in %s:\n  %s\nsay which (`acpscope ls` shows them)", ErrAmbiguous, name, len(found), dir, strings.Join(found, "\n  "))
 		}
 	}
 	return "", fmt.Errorf("%w: %q in %s; `acpscope ls` shows the captures", ErrNotFound, name, dir)
