@@ -131,7 +131,7 @@ func (b *builder) handle(it *item) {
 	k := streamKey{it.conn, it.stream}
 	f := b.framers[k]
 	if f == nil {
-		f = new(wire.Framer)
+		f = &wire.Framer{Release: b.w.tap.buffers.release}
 		b.framers[k] = f
 	}
 	emit := func(line []byte, lost bool) {

@@ -61,6 +61,7 @@ type tap struct {
 	lostMsgs   atomic.Int64
 	lostBytes  atomic.Int64
 	lossEvents atomic.Int64 // drops, so the writer can tell bursts apart
+	buffers    chunkBuffers
 }
 
 func (tp *tap) stream(conn uint32, s Stream) *tapStream {
@@ -93,7 +94,7 @@ func (tp *tap) offer(it item, src []byte) bool {
 	if tp.closed.Load() || !tp.reserve(len(src)) {
 		return false
 	}
-	it.data = append(make([]byte, 0, len(src)), src...) // never nil: an empty Frame is a message
+	it.data = tp.buffers.copyOf(src) // never nil: an empty Frame is a message
 	select {
 	case tp.queue <- it:
 		return true

@@ -10,21 +10,30 @@ import "bytes"
 // buffer's several). After bytes were lost upstream (Gap) it skips to the
 // next newline, so framing resynchronises instead of gluing two halves.
 type Framer struct {
+	// Release, when set, receives each chunk once the Framer holds no
+	// piece of it, so the caller can reuse its memory. A frame handed
+	// out as a slice of a chunk is then valid only until emit returns;
+	// assembled frames still belong to the caller.
+	Release func(chunk []byte)
+
 	pieces   [][]byte
+	held     [][]byte // with Release: the chunks pieces were cut from
 	pending  int
 	skipping bool
 }
 
 // Push consumes chunk, which the Framer now owns, and calls emit with each
 // completed frame, without its "\n"; lost is never set by Push. Frames
-// belong to the caller. Push reports whether it ended a frame that was
-// being skipped after a Gap (a lost frame, for the caller to count).
+// belong to the caller (but see Release). Push reports whether it ended a
+// frame that was being skipped after a Gap (a lost frame, for the caller
+// to count).
 func (f *Framer) Push(chunk []byte, emit func(frame []byte, lost bool)) (endedLost bool) {
+	whole, kept := chunk, false
 	for len(chunk) > 0 {
 		nl := bytes.IndexByte(chunk, '\n')
 		if f.skipping {
 			if nl < 0 {
-				return endedLost
+				break
 			}
 			f.skipping, endedLost = false, true
 			chunk = chunk[nl+1:]
@@ -33,7 +42,8 @@ func (f *Framer) Push(chunk []byte, emit func(frame []byte, lost bool)) (endedLo
 		if nl < 0 {
 			f.pieces = append(f.pieces, chunk)
 			f.pending += len(chunk)
-			return endedLost
+			kept = true
+			break
 		}
 		if f.pending == 0 {
 			emit(chunk[:nl:nl], false)
@@ -41,6 +51,13 @@ func (f *Framer) Push(chunk []byte, emit func(frame []byte, lost bool)) (endedLo
 			emit(f.assemble(chunk[:nl]), false)
 		}
 		chunk = chunk[nl+1:]
+	}
+	if f.Release != nil {
+		if kept {
+			f.held = append(f.held, whole)
+		} else {
+			f.Release(whole)
+		}
 	}
 	return endedLost
 }
@@ -80,5 +97,10 @@ func (f *Framer) assemble(last []byte) []byte {
 	clear(f.pieces)
 	f.pieces = f.pieces[:0]
 	f.pending = 0
+	for _, c := range f.held {
+		f.Release(c)
+	}
+	clear(f.held)
+	f.held = f.held[:0]
 	return out
 }

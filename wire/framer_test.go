@@ -6,15 +6,37 @@ import (
 )
 
 // frameAll pushes input in chunks of the given size and collects frames.
-func frameAll(input []byte, chunk int) (frames [][]byte, rest []byte) {
+// With release, the Framer hands chunks back through Release: each is
+// scribbled over at once (so a piece still in use would corrupt a frame)
+// and must come back exactly once by the end.
+func frameAll(t testing.TB, input []byte, chunk int, release bool) (frames [][]byte, rest []byte) {
 	var f Framer
-	collect := func(fr []byte, _ bool) { frames = append(frames, fr) }
+	pushed, released := 0, map[*byte]bool{}
+	if release {
+		f.Release = func(c []byte) {
+			if len(c) == 0 {
+				return
+			}
+			if released[&c[0]] {
+				t.Fatalf("chunk %.20q released twice", c)
+			}
+			released[&c[0]] = true
+			for i := range c {
+				c[i] = '#'
+			}
+		}
+	}
+	collect := func(fr []byte, _ bool) { frames = append(frames, append([]byte(nil), fr...)) }
 	for len(input) > 0 {
 		n := min(chunk, len(input))
 		f.Push(append([]byte(nil), input[:n]...), collect) // the Framer owns what it is given
+		pushed++
 		input = input[n:]
 	}
 	f.Flush(func(fr []byte) { rest = append([]byte(nil), fr...) })
+	if release && len(released) != pushed {
+		t.Fatalf("%d of %d chunks released after Flush", len(released), pushed)
+	}
 	return frames, rest
 }
 
@@ -36,17 +58,19 @@ func TestFramer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		for _, chunk := range []int{1, 3, 4096, 1 << 30} {
-			frames, rest := frameAll([]byte(tt.input), chunk)
-			if len(frames) != len(tt.frames) {
-				t.Fatalf("%s/chunk %d: %d frames, want %d", tt.name, chunk, len(frames), len(tt.frames))
-			}
-			for i := range frames {
-				if string(frames[i]) != tt.frames[i] {
-					t.Errorf("%s/chunk %d: frame %d = %.40q, want %.40q", tt.name, chunk, i, frames[i], tt.frames[i])
+			for _, release := range []bool{false, true} {
+				frames, rest := frameAll(t, []byte(tt.input), chunk, release)
+				if len(frames) != len(tt.frames) {
+					t.Fatalf("%s/chunk %d/release %v: %d frames, want %d", tt.name, chunk, release, len(frames), len(tt.frames))
 				}
-			}
-			if string(rest) != tt.rest {
-				t.Errorf("%s/chunk %d: rest %q, want %q", tt.name, chunk, rest, tt.rest)
+				for i := range frames {
+					if string(frames[i]) != tt.frames[i] {
+						t.Errorf("%s/chunk %d/release %v: frame %d = %.40q, want %.40q", tt.name, chunk, release, i, frames[i], tt.frames[i])
+					}
+				}
+				if string(rest) != tt.rest {
+					t.Errorf("%s/chunk %d/release %v: rest %q, want %q", tt.name, chunk, release, rest, tt.rest)
+				}
 			}
 		}
 	}
@@ -87,7 +111,7 @@ func FuzzFramer(f *testing.F) {
 	f.Add([]byte("a\nb\r\n\n{\"x\":1}"), uint8(3))
 	f.Add([]byte("\xff\x00\n"), uint8(1))
 	f.Fuzz(func(t *testing.T, input []byte, chunk uint8) {
-		frames, rest := frameAll(input, int(chunk)+1)
+		frames, rest := frameAll(t, input, int(chunk)+1, chunk%2 == 1)
 		var out []byte
 		for _, fr := range frames {
 			if bytes.IndexByte(fr, '\n') >= 0 {
