@@ -128,7 +128,7 @@ func (d *CaptureDiff) WriteText(w io.Writer, nameA, nameB string) {
 	fmt.Fprintln(w, "messages:")
 	WriteEntries(w, d.Entries, "A", "B")
 	if len(d.Latency) > 0 {
-		fmt.Fprintln(w, "latency (median per method, A → B):")
+		fmt.Fprintln(w, "latency (median per method, A → B, and how many responses each had):")
 		for _, l := range d.Latency {
 			fmt.Fprintf(w, "      %-28s %10s → %-10s %s  (%d/%d)\n", l.Method, fmtLatency(l.A, l.CountA), fmtLatency(l.B, l.CountB), delta(l), l.CountA, l.CountB)
 		}
@@ -139,18 +139,43 @@ func fmtLatency(d time.Duration, n int) string {
 	if n == 0 {
 		return "-"
 	}
-	return d.Round(100 * time.Microsecond).String()
+	return roundLatency(d).String()
 }
 
+// delta is the change between the latencies as printed, so the three
+// numbers on a line agree.
 func delta(l LatencyDelta) string {
 	if l.CountA == 0 || l.CountB == 0 {
 		return ""
 	}
-	d := (l.B - l.A).Round(100 * time.Microsecond)
+	d := roundLatency(roundLatency(l.B) - roundLatency(l.A))
 	if d >= 0 {
 		return "+" + d.String()
 	}
 	return d.String()
+}
+
+// roundLatency keeps about three significant digits: local responses
+// take microseconds, prompts seconds, and one fixed step hid the first
+// (an fs call of 48µs printed as 0s).
+func roundLatency(d time.Duration) time.Duration {
+	a := d
+	if a < 0 {
+		a = -a
+	}
+	switch {
+	case a >= time.Second:
+		return d.Round(time.Millisecond)
+	case a >= 100*time.Millisecond:
+		return d.Round(100 * time.Microsecond)
+	case a >= 10*time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	case a >= time.Millisecond:
+		return d.Round(time.Microsecond)
+	case a >= 100*time.Microsecond:
+		return d.Round(100 * time.Nanosecond)
+	}
+	return d.Round(10 * time.Nanosecond)
 }
 
 // MarshalJSON gives --json its shape: same, entries that differ,

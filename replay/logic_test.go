@@ -333,3 +333,24 @@ func TestAlignLargeWithTwoChanges(t *testing.T) {
 		t.Errorf("%d pairs with %d gaps, want 50002 with 2", len(pairs), gaps)
 	}
 }
+
+// TestLatencyColumns: small latencies keep their digits and the delta is
+// the difference of the two numbers printed beside it.
+func TestLatencyColumns(t *testing.T) {
+	us := time.Microsecond
+	for _, tt := range []struct {
+		a, b       time.Duration
+		fa, fb, dl string
+	}{
+		{48 * us, 153 * us, "48µs", "153µs", "+105µs"},
+		{149 * us, 151 * us, "149µs", "151µs", "+2µs"},
+		{102700 * us, 101650 * us, "102.7ms", "101.7ms", "-1ms"},
+		{2*time.Second + 345*time.Millisecond, 2 * time.Second, "2.345s", "2s", "-345ms"},
+		{0, 60 * time.Nanosecond, "0s", "60ns", "+60ns"},
+	} {
+		l := LatencyDelta{A: tt.a, B: tt.b, CountA: 1, CountB: 1}
+		if fa, fb, dl := fmtLatency(tt.a, 1), fmtLatency(tt.b, 1), delta(l); fa != tt.fa || fb != tt.fb || dl != tt.dl {
+			t.Errorf("%v → %v printed %s → %s %s, want %s → %s %s", tt.a, tt.b, fa, fb, dl, tt.fa, tt.fb, tt.dl)
+		}
+	}
+}
