@@ -126,6 +126,10 @@ func parseFilterFlag(fs *flag.FlagSet) (*capture.Filter, error) {
 		return nil, nil
 	}
 	f, err := capture.ParseFilter(expr)
+	var fe *capture.FilterError
+	if errors.As(err, &fe) { // its own text starts "filter:" too
+		return nil, usageErrorf("bad --filter at byte %d: %s ('acpscope dump --help-filter' shows the language)", fe.Pos, fe.Msg)
+	}
 	if err != nil {
 		return nil, usageErrorf("bad --filter: %v ('acpscope dump --help-filter' shows the language)", err)
 	}

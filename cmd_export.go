@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -55,6 +56,9 @@ func runExport(fs *flag.FlagSet, args []string) (int, error) {
 		return 2, err
 	}
 	src, err := capture.Open(path)
+	if errors.Is(err, capture.ErrLive) {
+		return 2, fmt.Errorf("%s is still being written by a running proxy: export it once its agent has exited (`acpscope dump` reads it now)", path)
+	}
 	if err != nil {
 		return 2, err
 	}

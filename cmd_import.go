@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,6 +46,9 @@ func runImport(fs *flag.FlagSet, args []string) (int, error) {
 		out = filepath.Join(dir, capture.NewName("import-"+name, time.Now(), os.Getpid()))
 	}
 	res, err := capture.Import(args[0], out)
+	if errors.Is(err, iofs.ErrExist) {
+		return 2, fmt.Errorf("%s already exists: choose another -o, or remove it first", out)
+	}
 	if err != nil {
 		return 2, err
 	}

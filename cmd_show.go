@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -38,8 +39,13 @@ func runShow(fs *flag.FlagSet, args []string) (int, error) {
 
 func showRecord(src capture.Source, seq uint64, prefix string) error {
 	rec, err := src.Record(seq)
-	if err != nil {
-		return fmt.Errorf("record %d: %w (the capture holds 1 to %d)", seq, err, src.Last())
+	switch {
+	case errors.Is(err, capture.ErrNoRecord) && src.Last() == 0:
+		return fmt.Errorf("no record %d: the capture is empty", seq)
+	case errors.Is(err, capture.ErrNoRecord):
+		return fmt.Errorf("no record %d: the capture holds 1 to %d", seq, src.Last())
+	case err != nil:
+		return err
 	}
 	body, err := src.Body(seq)
 	if err != nil {

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acpscope/acpscope/capture"
 )
 
 // testagentBin is the repository's test agent, built once in TestMain.
@@ -326,5 +328,54 @@ func TestReadersSeeLiveBacklog(t *testing.T) {
 	}
 	if lint.code != 1 || lastSeen < 2*lines || !strings.Contains(lint.stderr, "still being written") {
 		t.Errorf("lint of a live capture: exit %d, last finding at %d, want %d\n%s", lint.code, lastSeen, 2*lines, lint.stderr)
+	}
+}
+
+// TestErrorWording checks that errors say each thing once, and say what
+// to do.
+func TestErrorWording(t *testing.T) {
+	dir := t.TempDir()
+	if r := runCLI(t, nil, "demo", "--dir", dir, "--no-inspect", "--quiet-agent"); r.code != 0 {
+		t.Fatalf("demo: exit %d: %s", r.code, r.stderr)
+	}
+	empty := filepath.Join(t.TempDir(), "empty.acpscope")
+	w, err := capture.Create(empty, capture.WriterOptions{NoFeed: true, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	live, err := capture.Create(filepath.Join(t.TempDir(), "live.acpscope"), capture.WriterOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	existing := filepath.Join(t.TempDir(), "existing.acpscope")
+	if err := os.WriteFile(existing, []byte("keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		args      []string
+		code      int
+		want, not string
+	}{
+		{"filter", []string{"dump", "--dir", dir, "--filter", "method:x and ("}, 2, "bad --filter at byte 14: expected", "filter: at byte"},
+		{"show past the end", []string{"show", "--dir", dir, "latest", "9999"}, 1, "no record 9999: the capture holds 1 to ", "reading record"},
+		{"show on an empty capture", []string{"show", "--dir", dir, empty, "1"}, 1, "no record 1: the capture is empty", "1 to 0"},
+		{"import over a file", []string{"import", empty, "-o", existing}, 2, existing + " already exists: choose another -o, or remove it", "creating capture"},
+		{"import a missing file", []string{"import", "/nonexistent/nope.jsonl"}, 2, "/nonexistent/nope.jsonl: file does not exist", "open /nonexistent"},
+		{"export a live capture", []string{"export", live.Path(), "--format", "jsonl"}, 2, "is still being written by a running proxy: export it once its agent has exited", "it is live"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, nil, tt.args...)
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.want) || strings.Contains(r.stderr, tt.not) {
+				t.Errorf("acpscope %q: exit %d, stderr %q; want exit %d, %q and not %q", tt.args, r.code, r.stderr, tt.code, tt.want, tt.not)
+			}
+		})
+	}
+	// A failed import must leave the file that was there.
+	if b, err := os.ReadFile(existing); err != nil || string(b) != "keep me" {
+		t.Errorf("import -o over an existing file changed it: %q, %v", b, err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -43,6 +44,11 @@ func Import(src, dst string) (ImportResult, error) {
 	if err != nil {
 		return ImportResult{}, err
 	}
+	// Checked first, and never removed below: a failed import must not
+	// delete a file that was there before it.
+	if _, err := os.Lstat(dst); err == nil {
+		return ImportResult{}, fmt.Errorf("%s already exists: %w", dst, fs.ErrExist)
+	}
 	trimmed := bytes.TrimLeft(head, " \t\r\n\xef\xbb\xbf")
 	var res ImportResult
 	switch {
@@ -51,7 +57,7 @@ func Import(src, dst string) (ImportResult, error) {
 	default:
 		res, err = importCapture(src, dst)
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, fs.ErrExist) {
 		os.Remove(dst)
 	}
 	return res, err
@@ -59,8 +65,11 @@ func Import(src, dst string) (ImportResult, error) {
 
 func readHead(path string, n int) ([]byte, error) {
 	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", path, fs.ErrNotExist)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("opening %q: %w", path, err)
+		return nil, err // names the file and what failed
 	}
 	defer f.Close()
 	buf := make([]byte, n)
@@ -106,7 +115,7 @@ func importCapture(src, dst string) (ImportResult, error) {
 	meta.End = time.Time{}
 	w, err := Create(dst, WriterOptions{Meta: meta, NoFeed: true, QueueBytes: 256 << 20})
 	if err != nil {
-		return res, fmt.Errorf("creating %q: %w", dst, err)
+		return res, err // Create names the file
 	}
 	cp := newCopier(w)
 	var readErr error
@@ -174,7 +183,7 @@ type line struct {
 func writeLines(dst string, meta Meta, lines []line) (int, error) {
 	w, err := Create(dst, WriterOptions{Meta: meta, NoFeed: true, QueueBytes: 256 << 20})
 	if err != nil {
-		return 0, fmt.Errorf("creating %q: %w", dst, err)
+		return 0, err // Create names the file
 	}
 	cp := newCopier(w)
 	for _, l := range lines {
