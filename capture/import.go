@@ -7,6 +7,7 @@ package capture
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,8 +55,10 @@ func Import(src, dst string) (ImportResult, error) {
 	switch {
 	case len(trimmed) > 0 && trimmed[0] == '{':
 		res, err = importJSON(src, dst)
-	default:
+	case isBolt(head):
 		res, err = importCapture(src, dst)
+	default:
+		err = fmt.Errorf("%q: %w", src, ErrUnknownFormat)
 	}
 	if err != nil && !errors.Is(err, fs.ErrExist) {
 		os.Remove(dst)
@@ -80,6 +83,13 @@ func readHead(path string, n int) ([]byte, error) {
 	return buf[:k], nil
 }
 
+// isBolt reports whether head starts a bbolt database (the magic number
+// at byte 16 of its first page): a capture, whole or damaged, rather than
+// some other format.
+func isBolt(head []byte) bool {
+	return len(head) >= 20 && binary.LittleEndian.Uint32(head[16:]) == 0xED0CDAED
+}
+
 // importMeta starts the metadata of an imported capture.
 func importMeta(src string, format string) Meta {
 	return Meta{
@@ -94,10 +104,7 @@ func importCapture(src, dst string) (ImportResult, error) {
 	res := ImportResult{Format: FormatCapture}
 	r, err := Open(src)
 	if err != nil {
-		if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrNotCapture) {
-			return res, fmt.Errorf("%q: %w", src, ErrUnknownFormat)
-		}
-		return res, err
+		return res, err // it says whether the file is corrupt or not ours
 	}
 	defer r.Close()
 	meta := r.Meta()

@@ -132,3 +132,31 @@ func TestImportUnknownFormat(t *testing.T) {
 		})
 	}
 }
+
+// TestImportCorruptCapture: a damaged capture is reported as one, not as
+// a file of some unknown format.
+func TestImportCorruptCapture(t *testing.T) {
+	w := createTest(t, WriterOptions{NoSync: true, NoFeed: true})
+	for i := 1; i <= 200; i++ {
+		w.Chunk(0, StreamAgent, int64(i), []byte(notif(i)+"\n"))
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := os.ReadFile(w.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(t.TempDir(), "truncated.acpscope")
+	if err := os.WriteFile(src, whole[:5000], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "out.acpscope")
+	_, err = Import(src, dst)
+	if !errors.Is(err, ErrCorrupt) || errors.Is(err, ErrUnknownFormat) {
+		t.Errorf("Import of a truncated capture = %v, want ErrCorrupt", err)
+	}
+	if _, statErr := os.Stat(dst); statErr == nil {
+		t.Error("a failed import left its output behind")
+	}
+}
