@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	iofs "io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,6 +59,7 @@ func runStdio(fs *flag.FlagSet, args []string) (int, error) {
 	if w != nil {
 		cfg.Recorder = w
 	}
+	start := time.Now()
 	res, err := proxy.Stdio(context.Background(), cfg)
 	if w != nil {
 		finishStdioCapture(w, res, err)
@@ -67,7 +69,28 @@ func runStdio(fs *flag.FlagSet, args []string) (int, error) {
 		fmt.Fprintf(os.Stderr, "acpscope: %v\n", err)
 		return res.Exit.Code, nil
 	}
+	if err == nil && failedAtOnce(res, time.Since(start)) {
+		fmt.Fprintf(os.Stderr, "acpscope: the agent %s at once, before saying anything: check its command line (%s)\n",
+			exitedHow(res.Exit), strings.Join(args, " "))
+	}
 	return res.Exit.Code, err
+}
+
+// atOnce is how soon an agent that fails counts as never having worked.
+const atOnce = time.Second
+
+// failedAtOnce reports an agent that failed on its own before it sent a
+// byte: a wrong command or flag, whose only trace may otherwise be our
+// "recording to" line and an exit code the editor hides.
+func failedAtOnce(res proxy.Result, ran time.Duration) bool {
+	return res.Exit.Code != 0 && res.Signal == nil && res.AgentBytes == 0 && ran < atOnce
+}
+
+func exitedHow(e proxy.ExitStatus) string {
+	if e.Signal != 0 {
+		return "was killed by " + e.SignalName()
+	}
+	return fmt.Sprintf("exited with status %d", e.Code)
 }
 
 // openCapture starts recording for every command that proxies. A capture
@@ -90,6 +113,9 @@ func openCapture(fs *flag.FlagSet, meta capture.Meta) *capture.Writer {
 			}
 			return w
 		}
+	}
+	if errors.Is(err, iofs.ErrExist) {
+		err = fmt.Errorf("%s already exists: pick another --capture name (or leave --capture out for a new file in the capture directory)", path)
 	}
 	fmt.Fprintf(os.Stderr, "acpscope: NOT RECORDING: %v; forwarding continues\n", err)
 	return nil

@@ -134,7 +134,8 @@ func printOverview(w io.Writer) {
 	fmt.Fprint(w, `acpscope: see, record and replay Agent Client Protocol traffic
 
 usage:
-  acpscope [flags] -- AGENT CMD…     proxy a stdio agent (put this in your editor's agent config)
+  acpscope [flags] -- AGENT CMD…     proxy a stdio agent (put this in your editor's agent config);
+                                     'acpscope stdio --help' lists its flags (--capture, --name, --grace…)
   acpscope COMMAND [flags] [args]
 
 commands:

@@ -379,3 +379,42 @@ func TestErrorWording(t *testing.T) {
 		t.Errorf("import -o over an existing file changed it: %q, %v", b, err)
 	}
 }
+
+// TestStdioFormGuidance: the bare proxy form says how to see its flags,
+// and says why nothing happened when the agent fails at once or the
+// capture file is taken.
+func TestStdioFormGuidance(t *testing.T) {
+	dir := t.TempDir()
+	overview := runCLI(t, nil, "--help")
+	if overview.code != 0 || !strings.Contains(overview.stdout, "'acpscope stdio --help' lists its flags") {
+		t.Errorf("the overview should say how to see the proxy's flags:\n%s", overview.stdout)
+	}
+	noDash := runCLI(t, nil, "--dir", dir, "--name", "foo", "false")
+	if noDash.code != 2 || !strings.Contains(noDash.stderr, "run 'acpscope stdio --help'") {
+		t.Fatalf("missing --: exit %d, %q", noDash.code, noDash.stderr)
+	}
+	// What the message points to works and shows the proxy's flags.
+	help := runCLI(t, nil, "stdio", "--help")
+	if help.code != 0 || !strings.Contains(help.stdout, "--capture") || !strings.Contains(help.stdout, "--grace") {
+		t.Errorf("acpscope stdio --help: exit %d\n%s%s", help.code, help.stdout, help.stderr)
+	}
+
+	failing := runCLI(t, nil, "--dir", dir, "--", testagentBin, "exit-at-once", "3")
+	if failing.code != 3 || !strings.Contains(failing.stderr, "the agent exited with status 3 at once") {
+		t.Errorf("an agent failing at once: exit %d, stderr %q", failing.code, failing.stderr)
+	}
+	fine := runCLI(t, nil, "--dir", dir, "--", testagentBin, "exit-at-once", "0")
+	if fine.code != 0 || strings.Contains(fine.stderr, "at once") {
+		t.Errorf("an agent exiting 0 at once is no failure: exit %d, stderr %q", fine.code, fine.stderr)
+	}
+
+	taken := filepath.Join(dir, "taken.acpscope")
+	if err := os.WriteFile(taken, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exists := runCLI(t, nil, "--capture", taken, "--", testagentBin, "echo")
+	if exists.code != 0 || !strings.Contains(exists.stderr, "NOT RECORDING: "+taken+" already exists: pick another --capture name") ||
+		strings.Count(exists.stderr, taken) != 1 {
+		t.Errorf("--capture over an existing file: exit %d, stderr %q", exists.code, exists.stderr)
+	}
+}
