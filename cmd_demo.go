@@ -21,7 +21,7 @@ import (
 func init() {
 	register(&command{
 		name:    "demo",
-		usage:   "[--dir DIR] [--capture FILE] [--no-inspect]",
+		usage:   "[--dir DIR] [--capture FILE] [--no-inspect] [--cancel] [--quiet-agent]",
 		summary: "run a built-in ACP client and agent through the proxy into a capture, then show it",
 		example: `  acpscope demo
   acpscope demo --no-inspect --capture /tmp/demo.acpscope && acpscope dump /tmp/demo.acpscope`,

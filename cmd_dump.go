@@ -78,13 +78,16 @@ func runDump(fs *flag.FlagSet, args []string) (int, error) {
 	if !ok {
 		return 2, usageErrorf("unknown --format %q: use table, jsonl or raw", format)
 	}
+	from, _ := fs.GetUint64("from")
+	to, _ := fs.GetUint64("to")
+	if to != 0 && to < from {
+		return 2, usageErrorf("--from %d is after --to %d: nothing to print", from, to)
+	}
 	src, filter, code, err := openFiltered(fs, args, oneCapture, capture.OpenComplete)
 	if err != nil {
 		return code, err
 	}
 	defer src.Close()
-	from, _ := fs.GetUint64("from")
-	to, _ := fs.GetUint64("to")
 	return 0, dumpRecords(src, os.Stdout, format, write, filter, from, to)
 }
 

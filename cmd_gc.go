@@ -44,6 +44,7 @@ func runGC(fs *flag.FlagSet, args []string) (int, error) {
 	}
 	doomed := pickGarbage(infos, time.Now().Add(-maxAge), maxTotal)
 	var freed int64
+	deleted := 0
 	for _, in := range doomed {
 		verb := "deleted"
 		if dryRun {
@@ -53,10 +54,20 @@ func runGC(fs *flag.FlagSet, args []string) (int, error) {
 			continue
 		}
 		freed += in.Size
+		deleted++
 		fmt.Printf("%s %s (%s)\n", verb, filepath.Base(in.Path), humanBytes(in.Size))
 	}
-	fmt.Fprintf(os.Stderr, "acpscope gc: %d of %d captures, %s\n", len(doomed), len(infos), humanBytes(freed))
+	fmt.Fprintln(os.Stderr, "acpscope gc: "+gcSummary(dryRun, deleted, len(infos), freed))
 	return 0, nil
+}
+
+// gcSummary is gc's last line: what it deleted, or would have.
+func gcSummary(dryRun bool, n, of int, size int64) string {
+	verb := "deleted"
+	if dryRun {
+		verb = "would delete"
+	}
+	return fmt.Sprintf("%s %d of %d captures, %s", verb, n, of, humanBytes(size))
 }
 
 // pickGarbage chooses what gc deletes from a newest-first listing: finished

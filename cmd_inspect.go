@@ -49,8 +49,7 @@ func runInspect(fs *flag.FlagSet, args []string) (int, error) {
 	}
 	if err := inspector.Run(opts); err != nil {
 		if errors.Is(err, inspector.ErrNoTerminal) {
-			// The error is the whole message; no "acpscope inspect:" prefix.
-			fmt.Fprintln(os.Stderr, err)
+			fmt.Fprintln(os.Stderr, "acpscope inspect: needs a terminal on stdin and stdout; without one, print a capture with `acpscope dump [CAPTURE]` or follow a live one with `acpscope tail`")
 			return 1, nil
 		}
 		return 1, err

@@ -20,11 +20,11 @@ func init() {
 		name:    "lint",
 		usage:   "[flags] [CAPTURE]",
 		summary: "check a capture against JSON-RPC 2.0, the stdio and HTTP transports and the ACP lifecycle",
-		example: `  acpscope lint latest                       findings as text; exit 1 when any is an error
-  acpscope lint --min-severity warning cap.db  hide info findings
-  acpscope lint --session sess_abc --format json cap.db | jq .
-  acpscope lint --schema schema/v1/schema.json cap.db   also validate against the ACP schema
-  acpscope lint --rules                        list every rule`,
+		example: `  acpscope lint                                      # the latest capture: findings as text; exit 1 when any is an error
+  acpscope lint --min-severity warning cap.acpscope  # hide info findings
+  acpscope lint --session sess_abc --format json cap.acpscope | jq .
+  acpscope lint --schema schema/v1/schema.json cap.acpscope   # also validate against the ACP schema
+  acpscope lint --rules                              # list every rule`,
 		setup: func(fs *flag.FlagSet) {
 			fs.String("session", "", "only findings about this ACP session's messages")
 			fs.String("format", "text", "output format: text or json")

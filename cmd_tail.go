@@ -24,13 +24,18 @@ func init() {
 			captureDirFlag(fs)
 			fs.IntP("lines", "n", 10, "show this many earlier records first")
 			fs.StringP("format", "o", "table", "table or jsonl")
-			fs.StringP("filter", "f", "", "only records matching this filter expression")
+			fs.StringP("filter", "f", "", "only records matching this filter expression ('acpscope tail --help-filter')")
+			fs.Bool("help-filter", false, "print the filter language and exit")
 		},
 		run: runTail,
 	})
 }
 
 func runTail(fs *flag.FlagSet, args []string) (int, error) {
+	if help, _ := fs.GetBool("help-filter"); help {
+		fmt.Print(capture.FilterGrammar)
+		return 0, nil
+	}
 	format, _ := fs.GetString("format")
 	if format != "table" && format != "jsonl" {
 		return 2, usageErrorf("unknown --format %q: use table or jsonl", format)
@@ -53,7 +58,13 @@ func runTail(fs *flag.FlagSet, args []string) (int, error) {
 		from = last - uint64(lines) + 1
 	}
 	if !isLive {
-		fmt.Fprintln(os.Stderr, "acpscope tail: the capture is finished; showing its last records")
+		if lines == 0 {
+			return 0, errors.New("the capture is finished and -n 0 asks for none of its records: give -n N, or print it all with `acpscope dump`")
+		}
+		if last == 0 {
+			return 0, errors.New("the capture is finished and holds no records")
+		}
+		fmt.Fprintf(os.Stderr, "acpscope tail: the capture is finished; showing its last %d records\n", last-from+1)
 	}
 	return 0, followRecords(src, live, format, filter, from)
 }

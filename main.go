@@ -60,10 +60,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "-h", "--help", "help":
 		if len(args) > 1 {
-			if c, ok := commands[args[1]]; ok {
-				printCommandHelp(stdout, c, newFlagSet(c))
-				return 0
+			c, ok := commands[args[1]]
+			if !ok {
+				fmt.Fprintf(stderr, "acpscope help: unknown command %q; run 'acpscope --help' for the list\n", args[1])
+				return 2
 			}
+			printCommandHelp(stdout, c, newFlagSet(c))
+			return 0
 		}
 		printOverview(stdout)
 		return 0

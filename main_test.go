@@ -418,3 +418,37 @@ func TestStdioFormGuidance(t *testing.T) {
 		t.Errorf("--capture over an existing file: exit %d, stderr %q", exists.code, exists.stderr)
 	}
 }
+
+// TestSmallReviewFixes: each case is a message or exit code a new user
+// tripped over.
+func TestSmallReviewFixes(t *testing.T) {
+	dir := t.TempDir()
+	if r := runCLI(t, nil, "demo", "--dir", dir, "--no-inspect", "--quiet-agent"); r.code != 0 {
+		t.Fatalf("demo: exit %d: %s", r.code, r.stderr)
+	}
+	tests := []struct {
+		name         string
+		args         []string
+		code         int
+		out, errText string
+	}{
+		{"tail -n 0 of a finished capture", []string{"tail", "--dir", dir, "-n", "0"}, 1, "", "-n 0 asks for none of its records"},
+		{"tail -n 2 of a finished capture", []string{"tail", "--dir", dir, "-n", "2"}, 0, "SEQ", "showing its last 2 records"},
+		{"dump --from after --to", []string{"dump", "--dir", dir, "--from", "10", "--to", "5"}, 2, "", "--from 10 is after --to 5"},
+		{"help for an unknown command", []string{"help", "nosuch"}, 2, "", `unknown command "nosuch"`},
+		{"inspect without a terminal", []string{"inspect", "--dir", dir, "latest"}, 1, "", "acpscope inspect: needs a terminal"},
+		{"gc --dry-run", []string{"gc", "--dir", dir, "--dry-run", "--older-than", "0s"}, 0, "would delete", "would delete 1 of 1 captures, "},
+		{"tail --help-filter", []string{"tail", "--help-filter"}, 0, "Filter language (dump --filter, tail --filter, the inspector", ""},
+		{"lint help examples copy-paste", []string{"lint", "--help"}, 0, "  acpscope lint --rules                              # list every rule", ""},
+		{"demo usage", []string{"demo", "--help"}, 0, "[--cancel] [--quiet-agent]", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, nil, tt.args...)
+			if r.code != tt.code || !strings.Contains(r.stdout, tt.out) || !strings.Contains(r.stderr, tt.errText) {
+				t.Errorf("acpscope %q: exit %d\nstdout %q\nstderr %q\nwant exit %d, stdout with %q, stderr with %q",
+					tt.args, r.code, r.stdout, r.stderr, tt.code, tt.out, tt.errText)
+			}
+		})
+	}
+}

@@ -1,8 +1,8 @@
 package capture
 
 // FilterGrammar is the filter language's help text, shown by `?` in the
-// inspector's filter bar and by `acpscope dump --help`.
-const FilterGrammar = `Filter language (the inspector's filter bar and acpscope dump --filter)
+// inspector's filter bar and by `acpscope dump --help-filter`.
+const FilterGrammar = `Filter language (dump --filter, tail --filter, the inspector's filter bar)
 
 Terms
   method:GLOB        method name; * matches anything: method:session/*
