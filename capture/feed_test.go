@@ -262,3 +262,59 @@ func AppendJSONLString(seq uint64) string {
 	r := Record{Seq: seq, Time: 1, Dir: 2, Kind: 3, Body: []byte(`{"jsonrpc":"2.0","method":"x"}`)}
 	return string(AppendJSONL(nil, &r)) + "\n"
 }
+
+// TestWaitBacklog checks that a one-pass reader gets the whole backlog
+// or a clear error: a feed that stalls or dies before the records the
+// capture held at open have arrived must not pass for a complete one.
+func TestWaitBacklog(t *testing.T) {
+	meta := `{"meta":{"formatVersion":1},"last":3}` + "\n"
+	tests := []struct {
+		name   string
+		answer string // sent after the request
+		hangUp bool   // close the connection after answering
+		errHas string // "" for success
+	}{
+		{"whole backlog", meta + AppendJSONLString(1) + AppendJSONLString(2) + AppendJSONLString(3), false, ""},
+		{"empty capture", `{"meta":{"formatVersion":1},"last":0}` + "\n", false, ""},
+		{"stalls", meta + AppendJSONLString(1), false, "got records up to 1 of the 3 it held, then nothing for"},
+		{"dies", meta + AppendJSONLString(1) + AppendJSONLString(2), true, "(2 of its 3 records arrived)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "fake"+Ext)
+			ln, err := net.Listen("unix", SocketPath(path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			release := make(chan struct{})
+			defer close(release)
+			go func() {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				defer c.Close()
+				bufio.NewReader(c).ReadBytes('\n')
+				c.Write([]byte(tt.answer))
+				if !tt.hangUp {
+					<-release
+				}
+			}()
+			l, err := DialLive(path, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			err = l.WaitBacklog(300 * time.Millisecond)
+			switch {
+			case tt.errHas == "" && err != nil:
+				t.Fatalf("WaitBacklog = %v", err)
+			case tt.errHas == "" && l.Last() < l.LastAtOpen():
+				t.Fatalf("WaitBacklog returned at %d of %d", l.Last(), l.LastAtOpen())
+			case tt.errHas != "" && (err == nil || !strings.Contains(err.Error(), tt.errHas)):
+				t.Fatalf("WaitBacklog = %v, want an error with %q", err, tt.errHas)
+			}
+		})
+	}
+}
