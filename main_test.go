@@ -42,7 +42,8 @@ func TestMain(m *testing.M) {
 // cliCommand is acpscope as a subprocess: this test binary in main mode.
 func cliCommand(args ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), runAsMainEnv+"=1")
+	// Under -race every clean exit otherwise sleeps a second first.
+	cmd.Env = append(os.Environ(), runAsMainEnv+"=1", "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	return cmd
 }
 
@@ -297,7 +298,7 @@ func TestReadersSeeLiveBacklog(t *testing.T) {
 		proxy.Wait()
 	}()
 	const lines = 2000 // echoed back: twice as many records
-	pad := strings.Repeat("x", 500)
+	pad := strings.Repeat("x", 200)
 	var b bytes.Buffer
 	for i := 1; i <= lines; i++ {
 		fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","n":%d,"pad":"%s"}}`+"\n", i, pad)
@@ -308,7 +309,7 @@ func TestReadersSeeLiveBacklog(t *testing.T) {
 	waitFor(t, func() bool {
 		return strings.Contains(runCLI(t, nil, "ls", "--dir", dir, "--json").stdout, fmt.Sprintf(`"messages": %d`, 2*lines))
 	})
-	for i := 0; i < 3; i++ {
+	for i := 0; i < 2; i++ {
 		dump := runCLI(t, nil, "dump", "--dir", dir, "--format", "jsonl")
 		if n := strings.Count(dump.stdout, "\n"); dump.code != 0 || n < 2*lines {
 			t.Fatalf("dump of a live capture: exit %d, %d records, want %d\n%s", dump.code, n, 2*lines, dump.stderr)
@@ -335,9 +336,7 @@ func TestReadersSeeLiveBacklog(t *testing.T) {
 // to do.
 func TestErrorWording(t *testing.T) {
 	dir := t.TempDir()
-	if r := runCLI(t, nil, "demo", "--dir", dir, "--no-inspect", "--quiet-agent"); r.code != 0 {
-		t.Fatalf("demo: exit %d: %s", r.code, r.stderr)
-	}
+	finishedCapture(t, dir)
 	empty := filepath.Join(t.TempDir(), "empty.acpscope")
 	w, err := capture.Create(empty, capture.WriterOptions{NoFeed: true, NoSync: true})
 	if err != nil {
@@ -423,9 +422,7 @@ func TestStdioFormGuidance(t *testing.T) {
 // tripped over.
 func TestSmallReviewFixes(t *testing.T) {
 	dir := t.TempDir()
-	if r := runCLI(t, nil, "demo", "--dir", dir, "--no-inspect", "--quiet-agent"); r.code != 0 {
-		t.Fatalf("demo: exit %d: %s", r.code, r.stderr)
-	}
+	finishedCapture(t, dir)
 	tests := []struct {
 		name         string
 		args         []string
@@ -451,4 +448,24 @@ func TestSmallReviewFixes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// finishedCapture imports a short conversation into a finished capture
+// in dir, quicker than running the demo.
+func finishedCapture(t *testing.T, dir string) string {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), "conversation.jsonl")
+	lines := `{"dir":"client","msg":{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}}
+{"dir":"agent","msg":{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}}
+{"dir":"client","msg":{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}}
+{"dir":"agent","msg":{"jsonrpc":"2.0","id":2,"result":{"sessionId":"sess_1"}}}
+`
+	if err := os.WriteFile(src, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "20260101T000000Z-finished-1.acpscope")
+	if _, err := capture.Import(src, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
