@@ -115,11 +115,7 @@ func importCapture(src, dst string) (ImportResult, error) {
 		meta.Notes[k] = v
 	}
 	meta.Notes["originalTransport"] = orig
-	if !meta.End.IsZero() {
-		meta.Notes["originalEnd"] = meta.End.UTC().Format(time.RFC3339Nano)
-	}
-	meta.Transport = "import"
-	meta.End = time.Time{}
+	meta.Transport = "import" // the start and end stay the session's own
 	w, err := Create(dst, WriterOptions{Meta: meta, NoFeed: true, QueueBytes: 256 << 20})
 	if err != nil {
 		return res, err // Create names the file
@@ -247,7 +243,7 @@ func importDevtools(src, dst string, data []byte) (ImportResult, error) {
 	meta.Notes["clientName"] = ex.Session.ClientName
 	meta.Notes["exportedBy"] = strings.TrimSpace(ex.Tool.Name + " " + ex.Tool.Version)
 	if ex.Session.EndedAt != 0 {
-		meta.Notes["endedAt"] = time.UnixMilli(ex.Session.EndedAt).UTC().Format(time.RFC3339Nano)
+		meta.End = time.UnixMilli(ex.Session.EndedAt).UTC()
 	}
 	lines := make([]line, 0, len(ex.Messages))
 	for _, m := range ex.Messages {
@@ -273,6 +269,9 @@ func importDevtools(src, dst string, data []byte) (ImportResult, error) {
 			l.body = compactJSON(l.body)
 		}
 		lines = append(lines, l)
+	}
+	if meta.End.IsZero() && len(lines) > 0 {
+		meta.End = lastTime(lines)
 	}
 	n, err := writeLines(dst, meta, lines)
 	res.Records = n
@@ -323,9 +322,20 @@ func importJSONL(src, dst string, data []byte) (ImportResult, error) {
 		return res, fmt.Errorf("%q holds no lines: %w", src, ErrUnknownFormat)
 	}
 	meta.Start = time.Unix(0, lines[0].t).UTC()
+	meta.End = lastTime(lines)
 	n, err := writeLines(dst, meta, lines)
 	res.Records = n
 	return res, err
+}
+
+// lastTime is when the last of lines was seen: the end of a session
+// known only by its messages.
+func lastTime(lines []line) time.Time {
+	var t int64
+	for _, l := range lines {
+		t = max(t, l.t)
+	}
+	return time.Unix(0, t).UTC()
 }
 
 // parseImportLine reads one JSONL line: our dump format first (through

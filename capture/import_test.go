@@ -40,6 +40,13 @@ func TestImportDevtoolsFixtures(t *testing.T) {
 			if !meta.Start.Equal(time.UnixMilli(ex.Session.StartedAt)) {
 				t.Errorf("start %v, want %v", meta.Start, time.UnixMilli(ex.Session.StartedAt))
 			}
+			wantEnd := time.UnixMilli(ex.Session.EndedAt)
+			if ex.Session.EndedAt == 0 {
+				wantEnd = time.UnixMilli(ex.Messages[len(ex.Messages)-1].Timestamp)
+			}
+			if !meta.End.Equal(wantEnd) {
+				t.Errorf("end %v, want %v: the session's end, not the time of the import", meta.End, wantEnd)
+			}
 			if len(recs) != len(ex.Messages) {
 				t.Fatalf("%d records, want %d", len(recs), len(ex.Messages))
 			}
@@ -82,13 +89,16 @@ func TestImportJSONLAndCapture(t *testing.T) {
 	if res.Format != FormatJSONL || res.Records != 3 {
 		t.Errorf("result %+v", res)
 	}
-	_, recs := expRecords(t, dst)
+	jmeta, recs := expRecords(t, dst)
 	if len(recs) != 3 || string(recs[0].Body) != `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}` ||
 		recs[1].Dir != wire.DirAgent || recs[2].Kind != wire.KindStderr || string(recs[2].Body) != "agent ready" {
 		t.Fatalf("records %+v", recs)
 	}
 	if want := time.Date(2026, 3, 4, 5, 6, 7, 5e8, time.UTC).UnixNano(); recs[0].Time != want {
 		t.Errorf("time %d, want %d", recs[0].Time, want)
+	}
+	if last := max(recs[0].Time, recs[1].Time, recs[2].Time); !jmeta.Start.Equal(time.Unix(0, recs[0].Time)) || jmeta.End.UnixNano() != last {
+		t.Errorf("start %v end %v, want the first and last line's times", jmeta.Start, jmeta.End)
 	}
 
 	// Our own capture: copied record for record.
@@ -98,6 +108,9 @@ func TestImportJSONLAndCapture(t *testing.T) {
 		t.Fatal(err)
 	}
 	meta, recs2 := expRecords(t, again)
+	if !meta.Start.Equal(jmeta.Start) || !meta.End.Equal(jmeta.End) {
+		t.Errorf("copy runs %v to %v, the original %v to %v", meta.Start, meta.End, jmeta.Start, jmeta.End)
+	}
 	if res.Format != FormatCapture || len(recs2) != 3 || meta.Notes["originalTransport"] != "import" {
 		t.Errorf("capture import %+v, %d records, notes %v", res, len(recs2), meta.Notes)
 	}
