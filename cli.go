@@ -132,6 +132,10 @@ func humanDuration(d time.Duration) string {
 const rowHeader = "SEQ\tTIME\tDIR\tKIND\tID\tMETHOD\tSESSION\tSIZE\tLATENCY"
 
 func writeRow(w io.Writer, r *capture.Record) {
+	if exchange, ok := r.HTTP.Exchange(); ok {
+		writeExchangeRow(w, r, exchange)
+		return
+	}
 	method := r.Method
 	if r.Kind == wire.KindStderr || r.Kind == wire.KindNonProtocol || r.Kind == wire.KindInvalidJSON || r.Kind == wire.KindInvalidUTF8 {
 		method = preview(r.Body, 48)
@@ -155,6 +159,17 @@ func writeRow(w io.Writer, r *capture.Record) {
 	fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n",
 		r.Seq, r.When().Local().Format("15:04:05.000"), arrow(r), r.Kind.String()+flags,
 		string(r.ID), method, shortSession(r.Session), r.Size, latency)
+}
+
+// writeExchangeRow prints a status-only HTTP exchange (a 202 to a POST,
+// a stream opened): no message crossed, so the row says what did, and the
+// start of a body such as a 502's text.
+func writeExchangeRow(w io.Writer, r *capture.Record, exchange string) {
+	if len(r.Body) > 0 {
+		exchange += " " + preview(r.Body, 40)
+	}
+	fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n",
+		r.Seq, r.When().Local().Format("15:04:05.000"), arrow(r), "http", "", exchange, shortSession(r.Session), r.Size, "")
 }
 
 func arrow(r *capture.Record) string {

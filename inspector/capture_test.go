@@ -2,10 +2,12 @@ package inspector
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/wire"
 	"github.com/gdamore/tcell/v2"
 )
 
@@ -89,4 +91,28 @@ func TestClosedSourceIsReported(t *testing.T) {
 	src.Close()
 	h.typeKeys("G")
 	h.waitFor("body unreadable: capture closed")
+}
+
+// TestHTTPExchangeRows: a status-only HTTP exchange recorded by the HTTP
+// proxy (a 202 to a POST) reads as what it was, not as an empty line the
+// agent sent.
+func TestHTTPExchangeRows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "http"+capture.Ext)
+	w, err := capture.Create(path, capture.WriterOptions{NoSync: true, NoFeed: true, Meta: capture.Meta{Agent: "http-agent", Transport: "http"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := &wire.Envelope{Method: "POST", Path: "/acp", Stream: wire.StreamPOST}
+	accepted := &wire.Envelope{Method: "POST", Path: "/acp", Status: 202, Stream: wire.StreamHTTPControl}
+	w.Frame(0, wire.DirClient, 1, []byte(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}`), 0, post)
+	w.Frame(0, wire.DirAgent, 2, nil, 0, accepted)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h := startUI(t, Options{Path: path})
+	h.resize(100, 30)
+	h.waitFor("session/cancel", "POST /acp 202 Accepted")
+	if line := h.lines()[h.lineWith("POST /acp 202 Accepted")]; !strings.Contains(line, "http") || strings.Contains(line, "nonrpc") {
+		t.Errorf("exchange row reads %q, want kind http", line)
+	}
 }

@@ -94,6 +94,9 @@ func (m *rowModel) cell(c column, ri, prev *rowInfo) *tview.TableCell {
 		}
 	case "kind":
 		text = kindAbbrev[r.Kind]
+		if _, ok := r.HTTP.Exchange(); ok {
+			text = "http"
+		}
 	case "id":
 		text = string(r.ID)
 	case "method":
@@ -144,6 +147,9 @@ func (m *rowModel) markText(seq uint64) string {
 // rowColor is the colour a whole row takes: errors red, invalid frames
 // magenta, stderr grey, rows with lint findings by severity.
 func rowColor(ri *rowInfo, severity string) (tcell.Color, bool) {
+	if _, ok := ri.rec.HTTP.Exchange(); ok {
+		return colorDim, true // transport bookkeeping, not a bad frame
+	}
 	switch ri.rec.Kind {
 	case wire.KindError:
 		return colorError, true

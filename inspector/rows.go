@@ -193,6 +193,10 @@ func (m *rowModel) load(b int) *rowBlock {
 // session/update and the text of lines that are not JSON-RPC.
 func (m *rowModel) decorate(ri *rowInfo) {
 	r := &ri.rec
+	if exchange, ok := r.HTTP.Exchange(); ok {
+		ri.preview = exchange // a status-only HTTP exchange: no message to show
+		return
+	}
 	needsUpdate := r.Kind == wire.KindNotification && r.Method == "session/update"
 	needsPreview := !r.Kind.IsProtocol()
 	if !needsUpdate && !needsPreview {

@@ -1,5 +1,10 @@
 package wire
 
+import (
+	"net/http"
+	"strconv"
+)
+
 // Envelope is the HTTP context a frame travelled in: which request or
 // stream carried it and the Acp-* headers that route it. Stdio frames have
 // none. Credentials (Authorization, Cookie, Set-Cookie) are never kept in
@@ -32,3 +37,24 @@ const (
 	StreamWebSocket   = "ws"          // a WebSocket message
 	StreamHTTPControl = "http"        // no message: a status-only exchange
 )
+
+// Exchange describes the HTTP exchange of a status-only frame (Stream
+// StreamHTTPControl: a 202 to a POST, a stream opened, a 101) as
+// "POST /acp 202 Accepted", and reports whether e is one. Such a frame
+// carries no message, so viewers show this instead of an empty line.
+func (e *Envelope) Exchange() (string, bool) {
+	if e == nil || e.Stream != StreamHTTPControl {
+		return "", false
+	}
+	s := e.Method
+	if e.Path != "" {
+		s += " " + e.Path
+	}
+	if e.Status != 0 {
+		s += " " + strconv.Itoa(e.Status)
+		if text := http.StatusText(e.Status); text != "" {
+			s += " " + text
+		}
+	}
+	return s, true
+}

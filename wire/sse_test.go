@@ -157,3 +157,21 @@ func FuzzSSEDecoder(f *testing.F) {
 		}
 	})
 }
+
+func TestEnvelopeExchange(t *testing.T) {
+	for _, tt := range []struct {
+		env  *Envelope
+		want string
+		ok   bool
+	}{
+		{nil, "", false},
+		{&Envelope{Method: "POST", Path: "/acp", Status: 200, Stream: StreamPOST}, "", false},
+		{&Envelope{Method: "POST", Path: "/acp", Status: 202, Stream: StreamHTTPControl}, "POST /acp 202 Accepted", true},
+		{&Envelope{Method: "GET", Path: "/acp", Status: 101, Stream: StreamHTTPControl}, "GET /acp 101 Switching Protocols", true},
+		{&Envelope{Method: "DELETE", Path: "/acp", Status: 599, Stream: StreamHTTPControl}, "DELETE /acp 599", true},
+	} {
+		if got, ok := tt.env.Exchange(); got != tt.want || ok != tt.ok {
+			t.Errorf("%+v.Exchange() = %q, %v; want %q, %v", tt.env, got, ok, tt.want, tt.ok)
+		}
+	}
+}
