@@ -162,5 +162,7 @@ func reportRedactions(w io.Writer, res capture.ExportResult, opts capture.Export
 			b.WriteString("  (check the file before attaching it; add --redact PATH or --redact-re REGEX for anything missed)\n")
 		}
 	}
-	io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
+	if b.Len() > 0 {
+		io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
+	}
 }

@@ -223,6 +223,9 @@ func TestCmdExportAndImport(t *testing.T) {
 		t.Fatalf("mermaid export: exit %d\n%s", code, errOut)
 	}
 	goldenCmd(t, "demo-session.mmd", []byte(mmd))
+	if errOut != "" {
+		t.Errorf("mermaid export to stdout wrote %q on stderr; nothing to report there", errOut)
+	}
 
 	// Import: our export, the JSONL, and garbage.
 	out, errOut, code := acpscope(t, "import", bug, "-o", filepath.Join(dir, "back.acpscope"))
