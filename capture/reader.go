@@ -67,7 +67,7 @@ func openBolt(path string) (db *bolt.DB, err error) {
 }
 
 func liveError(path string) error {
-	return fmt.Errorf("opening capture %s: %w: it is live: use `acpscope tail` or the inspector, which read its feed", path, ErrLive)
+	return fmt.Errorf("opening capture %s: %w; `acpscope tail` and the inspector read it through its live feed", path, ErrLive)
 }
 
 func corruptError(path string, cause error) error {
