@@ -37,7 +37,7 @@ func acpscope(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
-	cmd.Env = append(os.Environ(), runAsMainEnv+"=1", "ACPSCOPE_DIR="+t.TempDir())
+	cmd.Env = append(mainEnv(), "ACPSCOPE_DIR="+t.TempDir())
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

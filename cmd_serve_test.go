@@ -28,7 +28,7 @@ func startServeCmd(t *testing.T, capturePath string, extra ...string) (*exec.Cmd
 func startNetCmd(t *testing.T, prefix string, args ...string) (*exec.Cmd, string) {
 	t.Helper()
 	cmd := exec.Command(self(), args...)
-	cmd.Env = append(os.Environ(), runAsMainEnv+"=1")
+	cmd.Env = mainEnv()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -42,9 +42,14 @@ func TestMain(m *testing.M) {
 // cliCommand is acpscope as a subprocess: this test binary in main mode.
 func cliCommand(args ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], args...)
-	// Under -race every clean exit otherwise sleeps a second first.
-	cmd.Env = append(os.Environ(), runAsMainEnv+"=1", "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	cmd.Env = mainEnv()
 	return cmd
+}
+
+// mainEnv is the environment that runs this test binary as acpscope.
+// Under -race every clean exit otherwise sleeps a second first.
+func mainEnv() []string {
+	return append(os.Environ(), runAsMainEnv+"=1", "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 }
 
 type result struct {
