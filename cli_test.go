@@ -1,8 +1,10 @@
 package main
 
 import (
+	"io"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/wire"
@@ -40,5 +42,40 @@ func TestWriteRowHTTPExchange(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTailColumnsAlignAcrossBatches: rows written in separate batches
+// still line up, since tail prints as records arrive.
+func TestTailColumnsAlignAcrossBatches(t *testing.T) {
+	var sb strings.Builder
+	cols := &fixedColumns{w: &sb, widths: tailWidths}
+	recs := []capture.Record{
+		{Seq: 1, Dir: wire.DirClient, Kind: wire.KindRequest, ID: []byte("1"), Method: "initialize", Size: 90},
+		{Seq: 12345, Dir: wire.DirAgent, Kind: wire.KindNotification, Method: "session/update", Session: "sess_1", Size: 263},
+		{Seq: 7, Dir: wire.DirAgent, Kind: wire.KindResponse, ID: []byte("1"), Method: "initialize", Size: 60, Latency: 1500000},
+	}
+	if _, err := io.WriteString(cols, rowHeader+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range recs {
+		writeRow(cols, &recs[i]) // one batch per row, as a live feed delivers them
+	}
+	lines := strings.Split(strings.TrimSuffix(sb.String(), "\n"), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("got %d lines:\n%s", len(lines), sb.String())
+	}
+	column := func(line, word string) int { // in characters: the arrows are wider in bytes
+		i := strings.Index(line, word)
+		if i < 0 {
+			return -1
+		}
+		return utf8.RuneCountInString(line[:i])
+	}
+	header := lines[0]
+	for i, l := range lines[1:] {
+		if got, want := column(l, recs[i].Method), column(header, "METHOD"); got != want {
+			t.Errorf("METHOD column at %d in %q, header has it at %d:\n%s", got, l, want, sb.String())
+		}
 	}
 }

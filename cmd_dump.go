@@ -43,16 +43,16 @@ func init() {
 }
 
 // dumpFormats write records; each takes a record with its body loaded.
-var dumpFormats = map[string]func(w *bufio.Writer, tw *tabwriter.Writer, r *capture.Record) error{
-	"table": func(_ *bufio.Writer, tw *tabwriter.Writer, r *capture.Record) error {
+var dumpFormats = map[string]func(w *bufio.Writer, table io.Writer, r *capture.Record) error{
+	"table": func(_ *bufio.Writer, tw io.Writer, r *capture.Record) error {
 		writeRow(tw, r)
 		return nil
 	},
-	"jsonl": func(w *bufio.Writer, _ *tabwriter.Writer, r *capture.Record) error {
+	"jsonl": func(w *bufio.Writer, _ io.Writer, r *capture.Record) error {
 		_, err := w.Write(append(capture.AppendJSONL(nil, r), '\n'))
 		return err
 	},
-	"raw": func(w *bufio.Writer, _ *tabwriter.Writer, r *capture.Record) error {
+	"raw": func(w *bufio.Writer, _ io.Writer, r *capture.Record) error {
 		// Batch members and stderr were never on the protocol stream as
 		// lines of their own; raw shows exactly what crossed the wire.
 		if r.Flags&wire.FlagBatchMember != 0 || r.Kind == wire.KindStderr {
@@ -139,7 +139,7 @@ func parseFilterFlag(fs *flag.FlagSet) (*capture.Filter, error) {
 	return f, nil
 }
 
-func dumpRecords(src capture.Source, out io.Writer, format string, write func(*bufio.Writer, *tabwriter.Writer, *capture.Record) error, filter *capture.Filter, from, to uint64) error {
+func dumpRecords(src capture.Source, out io.Writer, format string, write func(*bufio.Writer, io.Writer, *capture.Record) error, filter *capture.Filter, from, to uint64) error {
 	w := bufio.NewWriterSize(out, 1<<16)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	if format == "table" {

@@ -2,11 +2,14 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
-	"text/tabwriter"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/acpscope/acpscope/capture"
 	flag "github.com/spf13/pflag"
@@ -94,7 +97,9 @@ func tailTarget(fs *flag.FlagSet, args []string) (string, error) {
 // keeps printing as they arrive until the proxy finishes or Ctrl-C.
 func followRecords(src capture.Source, live *capture.Live, format string, filter *capture.Filter, from uint64) error {
 	w := bufio.NewWriter(os.Stdout)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	// Rows arrive a few at a time, so columns are padded to fixed widths
+	// (a tabwriter would align each batch on its own).
+	tw := &fixedColumns{w: w, widths: tailWidths}
 	write := dumpFormats[format]
 	if format == "table" {
 		fmt.Fprintln(tw, rowHeader)
@@ -115,7 +120,6 @@ func followRecords(src capture.Source, live *capture.Live, format string, filter
 				}
 			}
 		}
-		tw.Flush()
 		return w.Flush()
 	}
 	if err := printNew(); err != nil || live == nil {
@@ -145,4 +149,47 @@ func liveEnd(live *capture.Live) error {
 	}
 	fmt.Fprintln(os.Stderr, "acpscope tail: the proxy finished")
 	return nil
+}
+
+// tailWidths are the column widths of tail's table, wide enough for most
+// values: SEQ, TIME, DIR, KIND, ID, METHOD, SESSION, SIZE, LATENCY.
+var tailWidths = []int{5, 12, 3, 12, 4, 48, 12, 7, 0}
+
+// fixedColumns pads the tab-separated cells of each line it is given to
+// fixed widths (a cell longer than its width pushes the rest of its line
+// right, and the next line is aligned again).
+type fixedColumns struct {
+	w      io.Writer
+	widths []int
+	line   []byte
+}
+
+func (f *fixedColumns) Write(p []byte) (int, error) {
+	for _, c := range p {
+		if c != '\n' {
+			f.line = append(f.line, c)
+			continue
+		}
+		if _, err := f.w.Write(padCells(f.line, f.widths)); err != nil {
+			return 0, err
+		}
+		f.line = f.line[:0]
+	}
+	return len(p), nil
+}
+
+func padCells(line []byte, widths []int) []byte {
+	var out []byte
+	for i, cell := range strings.Split(string(line), "\t") {
+		if i > 0 {
+			out = append(out, ' ', ' ')
+		}
+		out = append(out, cell...)
+		if i < len(widths) && widths[i] > 0 {
+			for n := utf8.RuneCountInString(cell); n < widths[i]; n++ {
+				out = append(out, ' ')
+			}
+		}
+	}
+	return append(bytes.TrimRight(out, " "), '\n')
 }
