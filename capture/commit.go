@@ -213,6 +213,37 @@ func (w *Writer) commit(g *group) error {
 }
 
 // putGroup stores a group's segments, postings and pairs.
+// putBodies stores a segment's bodies. A body larger than a segment goes
+// into a bucket of its own: bbolt rewrites the whole last leaf of a bucket
+// whenever a key is appended, and a leaf holds up to four values however
+// large, so in bodies each 10 MB message was written to disk again with
+// the next three commits. In its own bucket it is written once.
+func putBodies(tx *bolt.Tx, bodies *bolt.Bucket, k, all []byte) error {
+	if len(all) <= segMaxBytes {
+		return bodies.Put(k, all)
+	}
+	own, err := tx.Bucket(bucketBig).CreateBucket(k)
+	if err != nil {
+		return err
+	}
+	return own.Put(keyBody, all)
+}
+
+// segmentBodies returns a segment's bodies, concatenated, wherever
+// putBodies stored them (nil when they are missing).
+func segmentBodies(tx *bolt.Tx, first uint64) []byte {
+	k := seqKey(first)
+	if all := tx.Bucket(bucketBodies).Get(k); all != nil {
+		return all
+	}
+	if big := tx.Bucket(bucketBig); big != nil {
+		if own := big.Bucket(k); own != nil {
+			return own.Get(keyBody)
+		}
+	}
+	return nil
+}
+
 func putGroup(tx *bolt.Tx, g *group) error {
 	if g.records == 0 {
 		return nil
@@ -224,7 +255,7 @@ func putGroup(tx *bolt.Tx, g *group) error {
 		if err := msgs.Put(k, s.meta); err != nil {
 			return err
 		}
-		if err := bodies.Put(k, s.body); err != nil {
+		if err := putBodies(tx, bodies, k, s.body); err != nil {
 			return err
 		}
 	}

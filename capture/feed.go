@@ -231,7 +231,7 @@ func (s *subscriber) sendUpTo(last uint64) error {
 			if err != nil || seg == nil {
 				return err
 			}
-			all := tx.Bucket(bucketBodies).Get(seqKey(seg.first))
+			all := segmentBodies(tx, seg.first)
 			end := min(seg.first+uint64(len(seg.recs))-1, last)
 			for seq := max(next, seg.first); seq <= end; seq++ {
 				rec := seg.recs[seq-seg.first]

@@ -5,8 +5,9 @@ import (
 	"encoding/binary"
 )
 
-// The on-disk layout (FormatVersion 1). Every bucket is declared once
-// here so a typo cannot create a new one.
+// The on-disk layout (FormatVersion 2; version 1 lacked bodies-big and
+// is still read). Every bucket is declared once here so a typo cannot
+// create a new one.
 //
 //	meta         "version" → decimal FormatVersion
 //	             "meta"    → Meta as JSON
@@ -14,6 +15,8 @@ import (
 //	             "findings"→ []Finding as JSON
 //	msgs         seg key → encoded metadata of a segment's records
 //	bodies       seg key → the segment's bodies, concatenated
+//	bodies-big   seg key → a bucket holding "body" → the one body of a
+//	             segment larger than segMaxBytes (see putSegment for why)
 //	pairs        8-byte request seq block, 8-byte commit seq → (request,
 //	             response) pairs (see pairs.go)
 //	idx-method, idx-session
@@ -28,20 +31,27 @@ var (
 	bucketMeta     = []byte("meta")
 	bucketMsgs     = []byte("msgs")
 	bucketBodies   = []byte("bodies")
+	bucketBig      = []byte("bodies-big")
 	bucketPairs    = []byte("pairs")
 	bucketMethod   = []byte("idx-method")
 	bucketSession  = []byte("idx-session")
 	bucketIDClient = []byte("idx-id-client")
 	bucketIDAgent  = []byte("idx-id-agent")
 
-	allBuckets = [][]byte{bucketMeta, bucketMsgs, bucketBodies, bucketPairs,
-		bucketMethod, bucketSession, bucketIDClient, bucketIDAgent}
+	// v1Buckets are in every capture; newer ones by the version that
+	// added them (checked on open).
+	v1Buckets  = [][]byte{bucketMeta, bucketMsgs, bucketBodies, bucketPairs, bucketMethod, bucketSession, bucketIDClient, bucketIDAgent}
+	allBuckets = append(v1Buckets[:len(v1Buckets):len(v1Buckets)], bucketBig)
 
 	keyVersion  = []byte("version")
 	keyMeta     = []byte("meta")
 	keyLast     = []byte("last")
 	keyFindings = []byte("findings")
+	keyBody     = []byte("body")
 )
+
+// oldestFormat is the oldest FormatVersion this package reads.
+const oldestFormat = 1
 
 // Segment limits: a segment never spans a commit and holds at most this
 // many records or body bytes; a larger body is a segment of its own.

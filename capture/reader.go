@@ -123,10 +123,15 @@ func (r *Reader) load() (err error) {
 		if mb == nil || mb.Get(keyVersion) == nil {
 			return fmt.Errorf("opening %s: %w (a bbolt database without acpscope metadata)", r.path, ErrNotCapture)
 		}
-		if v, _ := strconv.Atoi(string(mb.Get(keyVersion))); v != FormatVersion {
-			return fmt.Errorf("opening capture %s: format version %q is not %d: use the acpscope version that wrote it", r.path, mb.Get(keyVersion), FormatVersion)
+		v, _ := strconv.Atoi(string(mb.Get(keyVersion)))
+		if v < oldestFormat || v > FormatVersion {
+			return fmt.Errorf("opening capture %s: format version %q is not one this acpscope reads (%d to %d): use the acpscope version that wrote it", r.path, mb.Get(keyVersion), oldestFormat, FormatVersion)
 		}
-		for _, name := range allBuckets {
+		buckets := allBuckets
+		if v == 1 {
+			buckets = v1Buckets
+		}
+		for _, name := range buckets {
 			if tx.Bucket(name) == nil {
 				return corruptError(r.path, fmt.Errorf("bucket %s missing", name))
 			}
@@ -168,7 +173,7 @@ func (r *Reader) Body(seq uint64) (body []byte, err error) {
 		return nil, err
 	}
 	err = r.db.View(func(tx *bolt.Tx) error {
-		body, err = seg.body(tx.Bucket(bucketBodies).Get(seqKey(seg.first)), seq)
+		body, err = seg.body(segmentBodies(tx, seg.first), seq)
 		return err
 	})
 	if err != nil {
