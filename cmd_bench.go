@@ -51,6 +51,7 @@ func benchFlags(fs *flag.FlagSet) {
 	fs.Int("reps", 3, "repeat each throughput run this many times, setups alternating; the median counts")
 	fs.Int("paced-msgs", 500_000, "also run (d) with the agent paced to this many lines/s, to check capture loses nothing (negative: skip)")
 	fs.Int("paced-mb", 250, "also run (d) with big lines paced to this many MB/s (negative: skip)")
+	fs.Int("paced-big-count", 50, "lines for the paced MB/s run: more than the capture queue can hide")
 	fs.String("setups", "a,b,c,d", "setups to run: a direct, b minimal forwarder, c tee pipeline, d acpscope with capture, e acpscope --no-capture")
 	fs.String("keep", "", "keep the forwarder, logs and captures in this directory")
 }
@@ -93,7 +94,7 @@ func benchConfig(fs *flag.FlagSet) (proxy.BenchConfig, error) {
 		dst  *int
 	}{
 		{"rtt", &cfg.RTTCount}, {"msgs", &cfg.MsgCount}, {"msg-size", &cfg.MsgSize},
-		{"big-count", &cfg.BigCount}, {"big-size", &cfg.BigSize}, {"reps", &cfg.Reps},
+		{"big-count", &cfg.BigCount}, {"big-size", &cfg.BigSize}, {"reps", &cfg.Reps}, {"paced-big-count", &cfg.PacedBigCount},
 	}
 	for _, p := range positive {
 		if *p.dst, _ = fs.GetInt(p.name); *p.dst <= 0 {

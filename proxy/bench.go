@@ -42,6 +42,10 @@ type BenchConfig struct {
 	// there. Negative skips.
 	PacedMsgRate int
 	PacedMBRate  int
+	// PacedBigCount is how many BigSize lines the paced MB/s run sends
+	// (default 50): enough that the capture queue (64 MiB) cannot hide a
+	// writer slower than the pace, as the ten of the flat-out run can.
+	PacedBigCount int
 	// Reps is how many times each throughput run is repeated, setups
 	// alternating; the median counts (default 3).
 	Reps int
@@ -67,6 +71,7 @@ func (c BenchConfig) withDefaults() BenchConfig {
 	def(&c.RSSSize, 100<<20)
 	def(&c.PacedMsgRate, 500_000)
 	def(&c.PacedMBRate, 250)
+	def(&c.PacedBigCount, 50)
 	def(&c.Reps, 3)
 	if c.Progress == nil {
 		c.Progress = io.Discard
@@ -314,11 +319,11 @@ func runPaced(ctx context.Context, cfg BenchConfig, s *benchSetup, row *BenchRow
 	}
 	if cfg.PacedMBRate > 0 {
 		rate := max(1, cfg.PacedMBRate*1_000_000/cfg.BigSize)
-		r, err := s.burst(ctx, "paced-big", cfg.BigCount, cfg.BigSize, rate)
+		r, err := s.burst(ctx, "paced-big", cfg.PacedBigCount, cfg.BigSize, rate)
 		if err != nil {
 			return err
 		}
-		row.Paced = append(row.Paced, r.paced(fmt.Sprintf("%d MB/s of %d B lines", cfg.PacedMBRate, cfg.BigSize), r.mbPerS(), " MB/s", goalMBRate))
+		row.Paced = append(row.Paced, r.paced(fmt.Sprintf("%d MB/s of %d × %d B lines", cfg.PacedMBRate, cfg.PacedBigCount, cfg.BigSize), r.mbPerS(), " MB/s", goalMBRate))
 	}
 	return nil
 }

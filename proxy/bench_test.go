@@ -131,7 +131,7 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	cfg := benchConfig(t)
 	cfg.RTTCount, cfg.MsgCount, cfg.BigCount, cfg.BigSize, cfg.RSSSize = 50, 2000, 2, 1<<20, 4<<20
-	cfg.PacedMsgRate, cfg.PacedMBRate = 20000, 20
+	cfg.PacedMsgRate, cfg.PacedMBRate, cfg.PacedBigCount = 20000, 20, 4
 	if raceEnabled { // the proxy process is this race-instrumented binary
 		cfg.BigSize, cfg.RSSSize = 64<<10, 256<<10
 	}
