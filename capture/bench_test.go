@@ -83,10 +83,17 @@ func BenchmarkWriter200B(b *testing.B) {
 	b.ReportMetric(float64(time.Since(t0).Nanoseconds())/float64(n), "classify-ns/rec")
 }
 
+// maxBenchWrite bounds what one benchmark run may write to disk.
+const maxBenchWrite = 8 << 30
+
 // BenchmarkWriter10MB measures MB/s of 10 MB lines arriving in 64 KiB
 // reads, fsync on.
 func BenchmarkWriter10MB(b *testing.B) {
 	line := []byte(bigLine(10_000_000) + "\n")
+	if total := int64(b.N) * int64(len(line)); total > maxBenchWrite {
+		// A -benchtime meant for the 200 B benchmarks would fill the disk.
+		b.Skipf("%d lines of 10 MB would write %d GB; use -benchtime Nx with N ≤ %d", b.N, total>>30, maxBenchWrite/int64(len(line)))
+	}
 	w := createTest(b, WriterOptions{NoFeed: true, NoSync: benchNoSync})
 	b.ResetTimer()
 	start, cpu0 := time.Now(), cpuTime()
