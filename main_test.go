@@ -207,11 +207,11 @@ func TestBadInputErrors(t *testing.T) {
 	}
 }
 
-// TestTailFollowsLiveProxy runs a proxy whose editor side stays open and
-// checks that tail prints each message while the proxy runs, then stops
-// when it finishes.
-func TestTailFollowsLiveProxy(t *testing.T) {
-	dir := t.TempDir()
+// startEchoProxy starts the stdio proxy recording into dir around the
+// test agent in echo mode, and returns it and the editor's end of its
+// stdin, which stays open until the test closes it.
+func startEchoProxy(t *testing.T, dir string) (*exec.Cmd, io.WriteCloser) {
+	t.Helper()
 	proxy := cliCommand("--dir", dir, "--quiet", "--", testagentBin, "echo")
 	editor, err := proxy.StdinPipe()
 	if err != nil {
@@ -221,6 +221,15 @@ func TestTailFollowsLiveProxy(t *testing.T) {
 	if err := proxy.Start(); err != nil {
 		t.Fatal(err)
 	}
+	return proxy, editor
+}
+
+// TestTailFollowsLiveProxy runs a proxy whose editor side stays open and
+// checks that tail prints each message while the proxy runs, then stops
+// when it finishes.
+func TestTailFollowsLiveProxy(t *testing.T) {
+	dir := t.TempDir()
+	proxy, editor := startEchoProxy(t, dir)
 	defer proxy.Process.Kill()
 	send := func(line string) {
 		if _, err := io.WriteString(editor, line+"\n"); err != nil {
@@ -289,15 +298,7 @@ func waitFor(t *testing.T, ok func() bool) {
 // arrived when they looked.
 func TestReadersSeeLiveBacklog(t *testing.T) {
 	dir := t.TempDir()
-	proxy := cliCommand("--dir", dir, "--quiet", "--", testagentBin, "echo")
-	editor, err := proxy.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy.Stdout = io.Discard
-	if err := proxy.Start(); err != nil {
-		t.Fatal(err)
-	}
+	proxy, editor := startEchoProxy(t, dir)
 	defer func() {
 		editor.Close()
 		proxy.Wait()

@@ -217,21 +217,7 @@ func TestLiveFeedCut(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "fake"+Ext)
-			ln, err := net.Listen("unix", SocketPath(path))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ln.Close()
-			go func() {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				bufio.NewReader(c).ReadBytes('\n')
-				c.Write([]byte(tt.answer))
-				c.Close()
-			}()
+			path := fakeFeed(t, tt.answer, true)
 			l, err := DialLive(path, 1)
 			if !tt.dialOK {
 				if err == nil || !strings.Contains(err.Error(), tt.errHas) {
@@ -255,6 +241,34 @@ func TestLiveFeedCut(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fakeFeed plays a proxy's live feed for one subscriber: it reads the
+// request, sends answer, then hangs up or (hangUp false) holds the
+// connection open until the test ends. It returns the capture path whose
+// socket it listens on.
+func fakeFeed(t *testing.T, answer string, hangUp bool) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "fake"+Ext)
+	ln, err := net.Listen("unix", SocketPath(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release); ln.Close() })
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		bufio.NewReader(c).ReadBytes('\n')
+		c.Write([]byte(answer))
+		if !hangUp {
+			<-release
+		}
+	}()
+	return path
 }
 
 // AppendJSONLString is one record line for fake feeds.
@@ -281,26 +295,7 @@ func TestWaitBacklog(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "fake"+Ext)
-			ln, err := net.Listen("unix", SocketPath(path))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ln.Close()
-			release := make(chan struct{})
-			defer close(release)
-			go func() {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				defer c.Close()
-				bufio.NewReader(c).ReadBytes('\n')
-				c.Write([]byte(tt.answer))
-				if !tt.hangUp {
-					<-release
-				}
-			}()
+			path := fakeFeed(t, tt.answer, tt.hangUp)
 			l, err := DialLive(path, 1)
 			if err != nil {
 				t.Fatal(err)

@@ -1,29 +1,11 @@
 package proxy
 
 import (
-	"bytes"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/acpscope/acpscope/internal/testkit"
 )
-
-// lockedBuffer is a bytes.Buffer safe for the server's writers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestServeAgentCannotStart checks what a client and serve's stderr say
 // when the agent command cannot run: the command given to serve is at
@@ -38,7 +20,7 @@ func TestServeAgentCannotStart(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var stderr lockedBuffer
+			var stderr testkit.Buffer
 			f := startServe(t, protoH1, func(o *ServeOptions) { o.Argv, o.Stderr = tt.argv, &stderr })
 			resp := f.do(t, "POST", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`, "Content-Type", ctJSON)
 			body := readAll(t, resp.Body)
