@@ -212,7 +212,6 @@ func (w *Writer) commit(g *group) error {
 	return nil
 }
 
-// putGroup stores a group's segments, postings and pairs.
 // putBodies stores a segment's bodies. A body larger than a segment goes
 // into a bucket of its own: bbolt rewrites the whole last leaf of a bucket
 // whenever a key is appended, and a leaf holds up to four values however
@@ -244,6 +243,7 @@ func segmentBodies(tx *bolt.Tx, first uint64) []byte {
 	return nil
 }
 
+// putGroup stores a group's segments, postings and pairs.
 func putGroup(tx *bolt.Tx, g *group) error {
 	if g.records == 0 {
 		return nil

@@ -16,7 +16,7 @@ import (
 //	msgs         seg key → encoded metadata of a segment's records
 //	bodies       seg key → the segment's bodies, concatenated
 //	bodies-big   seg key → a bucket holding "body" → the one body of a
-//	             segment larger than segMaxBytes (see putSegment for why)
+//	             segment larger than segMaxBytes (see putBodies for why)
 //	pairs        8-byte request seq block, 8-byte commit seq → (request,
 //	             response) pairs (see pairs.go)
 //	idx-method, idx-session

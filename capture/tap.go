@@ -94,7 +94,11 @@ func (tp *tap) offer(it item, src []byte) bool {
 	if tp.closed.Load() || !tp.reserve(len(src)) {
 		return false
 	}
-	it.data = tp.buffers.copyOf(src) // never nil: an empty Frame is a message
+	if it.kind == itemChunk {
+		it.data = tp.buffers.copyOf(src) // the framer gives it back
+	} else {
+		it.data = append(make([]byte, 0, len(src)), src...) // never nil: an empty Frame is a message
+	}
 	select {
 	case tp.queue <- it:
 		return true
