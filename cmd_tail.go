@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/replay"
 	flag "github.com/spf13/pflag"
 )
 
@@ -67,7 +68,11 @@ func runTail(fs *flag.FlagSet, args []string) (int, error) {
 		if last == 0 {
 			return 0, errors.New("the capture is finished and holds no records")
 		}
-		fmt.Fprintf(os.Stderr, "acpscope tail: the capture is finished; showing its last %d records\n", last-from+1)
+		shown := "showing its last " + replay.Count(int(last-from+1), "record", "records")
+		if filter != nil {
+			shown += " that match the filter"
+		}
+		fmt.Fprintf(os.Stderr, "acpscope tail: the capture is finished; %s\n", shown)
 	}
 	return 0, followRecords(src, live, format, filter, from)
 }

@@ -436,7 +436,9 @@ func TestSmallReviewFixes(t *testing.T) {
 		out, errText string
 	}{
 		{"tail -n 0 of a finished capture", []string{"tail", "--dir", dir, "-n", "0"}, 1, "", "-n 0 asks for none of its records"},
-		{"tail -n 2 of a finished capture", []string{"tail", "--dir", dir, "-n", "2"}, 0, "SEQ", "showing its last 2 records"},
+		{"tail -n 2 of a finished capture", []string{"tail", "--dir", dir, "-n", "2"}, 0, "SEQ", "showing its last 2 records\n"},
+		{"tail -n 1 of a finished capture", []string{"tail", "--dir", dir, "-n", "1"}, 0, "SEQ", "showing its last 1 record\n"},
+		{"tail -n 2 with a filter", []string{"tail", "--dir", dir, "-n", "2", "--filter", "dir:client"}, 0, "SEQ", "showing its last 2 records that match the filter"},
 		{"dump --from after --to", []string{"dump", "--dir", dir, "--from", "10", "--to", "5"}, 2, "", "--from 10 is after --to 5"},
 		{"help for an unknown command", []string{"help", "nosuch"}, 2, "", `unknown command "nosuch"`},
 		{"inspect without a terminal", []string{"inspect", "--dir", dir, "latest"}, 1, "", "acpscope inspect: needs a terminal"},

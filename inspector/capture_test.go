@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/wire"
@@ -106,13 +107,20 @@ func TestHTTPExchangeRows(t *testing.T) {
 	accepted := &wire.Envelope{Method: "POST", Path: "/acp", Status: 202, Stream: wire.StreamHTTPControl}
 	w.Frame(0, wire.DirClient, 1, []byte(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}`), 0, post)
 	w.Frame(0, wire.DirAgent, 2, nil, 0, accepted)
+	w.Frame(0, wire.DirAgent, 3, []byte("upstream down"), 0, &wire.Envelope{Method: "POST", Path: "/acp", Status: 502, Stream: wire.StreamHTTPControl})
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 	h := startUI(t, Options{Path: path})
 	h.resize(100, 30)
-	h.waitFor("session/cancel", "POST /acp 202 Accepted")
+	h.waitFor("session/cancel", "POST /acp 202 Accepted", "POST /acp 502 Bad Gateway")
 	if line := h.lines()[h.lineWith("POST /acp 202 Accepted")]; !strings.Contains(line, "http") || strings.Contains(line, "nonrpc") {
 		t.Errorf("exchange row reads %q, want kind http", line)
+	}
+	y := h.lineWith("POST /acp 502 Bad Gateway")
+	line := h.lines()[y]
+	x := utf8.RuneCountInString(line[:strings.Index(line, "POST /acp 502")])
+	if fg, _, _ := h.style(x, y).Decompose(); fg != colorError {
+		t.Errorf("a 502 row is drawn in %v, want the error colour", fg)
 	}
 }

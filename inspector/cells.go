@@ -148,6 +148,9 @@ func (m *rowModel) markText(seq uint64) string {
 // magenta, stderr grey, rows with lint findings by severity.
 func rowColor(ri *rowInfo, severity string) (tcell.Color, bool) {
 	if _, ok := ri.rec.HTTP.Exchange(); ok {
+		if ri.rec.HTTP.Status >= 400 {
+			return colorError, true // the proxy or agent refused: a failure, not bookkeeping
+		}
 		return colorDim, true // transport bookkeeping, not a bad frame
 	}
 	switch ri.rec.Kind {

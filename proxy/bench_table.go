@@ -104,6 +104,7 @@ func (r *BenchReport) printTargets(w io.Writer) {
 // (b) achieved at the same rate in the same run.
 func (r *BenchReport) checkPacedForwarding(check func(bool, string, ...any), b, d *BenchRow) {
 	if len(d.Paced) == 0 || len(b.Paced) != len(d.Paced) {
+		check(false, "forwarding ≥ 0.8× the forwarder where capture keeps up: not measured (%d paced runs of (d), %d of (b); --paced-msgs and --paced-mb run them)", len(d.Paced), len(b.Paced))
 		return
 	}
 	var parts []string

@@ -160,3 +160,17 @@ func TestBenchSmoke(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchTargetsWithoutPacedRuns: with the paced runs skipped, the
+// forwarding target is reported as not measured rather than left out.
+func TestBenchTargetsWithoutPacedRuns(t *testing.T) {
+	rep := &BenchReport{Rows: []*BenchRow{
+		{Key: "b", Name: "(b) minimal forwarder", MsgsPerS: 3e6, MBPerS: 800, CaptureLoss: -1},
+		{Key: "d", Name: "(d) acpscope, capture on", MsgsPerS: 2e6, MBPerS: 400},
+	}}
+	var sb strings.Builder
+	rep.Print(&sb)
+	if !strings.Contains(sb.String(), "MISS forwarding ≥ 0.8× the forwarder where capture keeps up: not measured") {
+		t.Errorf("targets without paced runs:\n%s", sb.String())
+	}
+}
