@@ -167,10 +167,13 @@ func (c *clientRun) gone(ctx context.Context, m *Message, i int) error {
 		}
 	}
 	why := who + " before "
-	if req := c.awaited(m); req != nil {
+	switch req := c.awaited(m); {
+	case req != nil:
 		why += fmt.Sprintf("answering %s [%s]", req.Method, req.ID)
-	} else {
+	case m != nil:
 		why += "replay sent " + m.Method
+	default: // the last answer came while we waited for the agent to finish
+		why += "the replay's end"
 	}
 	if c.res.Received == 0 {
 		return &GoneError{Why: why}
