@@ -76,7 +76,7 @@ func runDump(fs *flag.FlagSet, args []string) (int, error) {
 	format, _ := fs.GetString("format")
 	write, ok := dumpFormats[format]
 	if !ok {
-		return 2, usageErrorf("unknown --format %q: use table, jsonl or raw", format)
+		return 2, usageErrorf("unknown --format %q: use table, jsonl or raw%s", format, formatNotFileHint(format))
 	}
 	from, _ := fs.GetUint64("from")
 	to, _ := fs.GetUint64("to")

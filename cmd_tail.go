@@ -42,7 +42,7 @@ func runTail(fs *flag.FlagSet, args []string) (int, error) {
 	}
 	format, _ := fs.GetString("format")
 	if format != "table" && format != "jsonl" {
-		return 2, usageErrorf("unknown --format %q: use table or jsonl", format)
+		return 2, usageErrorf("unknown --format %q: use table or jsonl%s", format, formatNotFileHint(format))
 	}
 	src, filter, code, err := openFiltered(fs, args, tailTarget, capture.OpenSource)
 	if err != nil {
