@@ -113,6 +113,9 @@ func followRecords(src capture.Source, live *capture.Live, format string, filter
 	printNew := func() error {
 		for ; next <= src.Last(); next++ {
 			rec, err := src.Record(next)
+			if errors.Is(err, capture.ErrNoRecord) {
+				continue // a hole: the proxy could not commit it, and said so
+			}
 			if err != nil {
 				return err
 			}
@@ -124,6 +127,9 @@ func followRecords(src capture.Source, live *capture.Live, format string, filter
 					return err
 				}
 			}
+		}
+		if live != nil {
+			live.Discard(next) // printed: a long session must not pile up here
 		}
 		return w.Flush()
 	}

@@ -313,3 +313,40 @@ func TestWaitBacklog(t *testing.T) {
 		})
 	}
 }
+
+// TestLiveDiscard: records a reader is done with are let go; those after
+// them, and records still arriving, stay readable.
+func TestLiveDiscard(t *testing.T) {
+	w := createTest(t, WriterOptions{NoSync: true, CommitEvery: 5 * time.Millisecond})
+	for i := 1; i <= 10; i++ {
+		w.Chunk(0, StreamAgent, int64(i), []byte(notif(i)+"\n"))
+	}
+	l, err := DialLive(w.Path(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	waitLast(t, l, 10)
+	l.Discard(8)
+	l.Discard(3) // going back changes nothing
+	for seq := uint64(1); seq <= 10; seq++ {
+		_, rerr := l.Record(seq)
+		body, berr := l.Body(seq)
+		if seq < 8 {
+			if !errors.Is(rerr, ErrNoRecord) || !errors.Is(berr, ErrNoRecord) {
+				t.Errorf("#%d after Discard(8): Record %v, Body %v; want ErrNoRecord", seq, rerr, berr)
+			}
+		} else if rerr != nil || string(body) != notif(int(seq)) {
+			t.Errorf("#%d after Discard(8): %v, body %q", seq, rerr, body)
+		}
+	}
+	w.Chunk(0, StreamAgent, 11, []byte(notif(11)+"\n"))
+	waitLast(t, l, 11)
+	if body, err := l.Body(11); err != nil || string(body) != notif(11) {
+		t.Errorf("#11 arriving after Discard: %v, body %q", err, body)
+	}
+	l.Discard(100) // past the end: everything received goes
+	if _, err := l.Record(11); !errors.Is(err, ErrNoRecord) || l.Last() != 11 {
+		t.Errorf("after Discard(100): Record(11) = %v, Last %d", err, l.Last())
+	}
+}

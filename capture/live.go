@@ -14,7 +14,8 @@ import (
 
 // Live reads a running proxy's capture through its feed. Records arrive in
 // the background; Updates signals when more are available. It keeps every
-// record it receives in memory, bodies included.
+// record it receives in memory, bodies included, until Discard lets go of
+// those a reader is done with.
 //
 // Its goroutine reads the socket until the feed ends or Close closes it.
 type Live struct {
@@ -238,6 +239,21 @@ func (l *Live) get(seq uint64) (*Record, error) {
 		return nil, fmt.Errorf("record %d of %s: %w", seq, l.path, ErrNoRecord)
 	}
 	return &l.recs[seq-l.base], nil
+}
+
+// Discard lets go of the records before seq: a reader that takes each
+// record once, as tail does, keeps its memory flat however long the
+// proxy runs. Record and Body then report them missing.
+func (l *Live) Discard(before uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if before <= l.base {
+		return
+	}
+	n := min(before-l.base, uint64(len(l.recs)))
+	clear(l.recs[:n]) // the bodies go now; the slots when the slice next grows
+	l.recs = l.recs[n:]
+	l.base += n
 }
 
 // Record returns the metadata of one record, without its body.
