@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/acpscope/acpscope/capture"
@@ -110,7 +111,7 @@ func followRecords(src capture.Source, live *capture.Live, format string, filter
 		fmt.Fprintln(tw, rowHeader)
 	}
 	next := from
-	printNew := func() error {
+	printFrom := func(src capture.Source) error {
 		for ; next <= src.Last(); next++ {
 			rec, err := src.Record(next)
 			if errors.Is(err, capture.ErrNoRecord) {
@@ -133,6 +134,7 @@ func followRecords(src capture.Source, live *capture.Live, format string, filter
 		}
 		return w.Flush()
 	}
+	printNew := func() error { return printFrom(src) }
 	if err := printNew(); err != nil || live == nil {
 		return err
 	}
@@ -146,7 +148,7 @@ func followRecords(src capture.Source, live *capture.Live, format string, filter
 				return err
 			}
 			if !open {
-				return liveEnd(live)
+				return liveEnd(live, printFrom)
 			}
 		case <-interrupt:
 			return nil
@@ -154,12 +156,41 @@ func followRecords(src capture.Source, live *capture.Live, format string, filter
 	}
 }
 
-func liveEnd(live *capture.Live) error {
-	if err := live.Err(); err != nil && !errors.Is(err, capture.ErrClosed) {
+// liveEnd finishes tail when the feed ends. A feed cut short (tail fell
+// behind when the proxy exited, or the proxy was killed) still leaves the
+// file: what tail had not printed is read from there.
+func liveEnd(live *capture.Live, printFrom func(capture.Source) error) error {
+	err := live.Err()
+	if err == nil || errors.Is(err, capture.ErrClosed) {
+		fmt.Fprintln(os.Stderr, "acpscope tail: the proxy finished")
+		return nil
+	}
+	rest, openErr := openWhenReleased(live.Path())
+	if openErr != nil {
 		return fmt.Errorf("live feed ended: %w", err)
 	}
-	fmt.Fprintln(os.Stderr, "acpscope tail: the proxy finished")
+	defer rest.Close()
+	if err := printFrom(rest); err != nil {
+		return err
+	}
+	if rest.Meta().End.IsZero() {
+		return fmt.Errorf("the proxy stopped without finishing its capture (was it killed?); the records it committed were printed from the file")
+	}
+	fmt.Fprintln(os.Stderr, "acpscope tail: the proxy finished; the records tail had not caught up with were read from the file")
 	return nil
+}
+
+// openWhenReleased opens a capture whose proxy is finishing: its feed is
+// gone but the file stays locked until the last commit is written.
+func openWhenReleased(path string) (*capture.Reader, error) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		r, err := capture.Open(path)
+		if !errors.Is(err, capture.ErrLive) || time.Now().After(deadline) {
+			return r, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // tailWidths are the column widths of tail's table, wide enough for most

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	bolt "go.etcd.io/bbolt"
 )
 
 // testagentBin is the repository's test agent, built once in TestMain.
@@ -477,4 +479,54 @@ func finishedCapture(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestTailReadsTheRestFromTheFile: when the live feed ends before tail has
+// everything (tail fell behind as the proxy exited, or the proxy died),
+// tail prints the rest from the file once the proxy lets go of it.
+func TestTailReadsTheRestFromTheFile(t *testing.T) {
+	dir := t.TempDir()
+	path := finishedCapture(t, dir)
+	r, err := capture.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := r.Meta()
+	var feed []byte
+	for seq := uint64(1); seq <= 2; seq++ { // the feed gets only halfway
+		rec, _ := r.Record(seq)
+		rec.Body, _ = r.Body(seq)
+		feed = append(capture.AppendJSONL(feed, &rec), '\n')
+	}
+	r.Close()
+	db, err := bolt.Open(path, 0o600, nil) // held as a running proxy holds it
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("unix", capture.SocketPath(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		defer db.Close() // the proxy finishes: the file is released
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		bufio.NewReader(c).ReadBytes('\n')
+		head, _ := json.Marshal(map[string]any{"meta": meta, "last": 4})
+		c.Write(append(append(head, '\n'), feed...))
+		c.Close() // cut short: no end marker
+		time.Sleep(200 * time.Millisecond)
+	}()
+	res := runCLI(t, nil, "tail", "--format", "jsonl", "-n", "100", path)
+	if res.code != 0 || !strings.Contains(res.stderr, "read from the file") {
+		t.Fatalf("tail: exit %d\n%s", res.code, res.stderr)
+	}
+	for seq := 1; seq <= 4; seq++ {
+		if n := strings.Count(res.stdout, fmt.Sprintf(`"seq":%d,`, seq)); n != 1 {
+			t.Errorf("record %d printed %d times:\n%s", seq, n, res.stdout)
+		}
+	}
 }

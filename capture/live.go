@@ -241,6 +241,9 @@ func (l *Live) get(seq uint64) (*Record, error) {
 	return &l.recs[seq-l.base], nil
 }
 
+// Path returns the capture file's path.
+func (l *Live) Path() string { return l.path }
+
 // Discard lets go of the records before seq: a reader that takes each
 // record once, as tail does, keeps its memory flat however long the
 // proxy runs. Record and Body then report them missing.
