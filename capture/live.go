@@ -65,7 +65,15 @@ func DialLive(path string, from uint64) (*Live, error) {
 	case <-l.ready:
 		return l, nil
 	case <-l.done:
-		return nil, fmt.Errorf("live feed of %s: %w", path, l.Err())
+		select {
+		case <-l.ready: // it answered, then ended at once: Err says how
+			return l, nil
+		default:
+		}
+		if err := l.Err(); err != nil {
+			return nil, err // it names the feed
+		}
+		return nil, fmt.Errorf("live feed of %s ended before it answered", path)
 	case <-time.After(liveDialTimeout):
 		l.Close()
 		return nil, fmt.Errorf("live feed of %s did not answer within %v", path, liveDialTimeout)
