@@ -119,13 +119,7 @@ func TestPooledChunksRecordExactly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := StreamClient
-		switch {
-		case rec.Kind == wire.KindStderr:
-			s = StreamStderr
-		case rec.Dir == wire.DirAgent:
-			s = StreamAgent
-		}
+		s := recordStream(&rec)
 		got[s] = append(append(got[s], body...), '\n')
 	}
 	for _, s := range streams {

@@ -191,17 +191,22 @@ type copyStream struct {
 	stream Stream
 }
 
+// recordStream is the stdio stream a record came on.
+func recordStream(r *Record) Stream {
+	switch {
+	case r.Kind == wire.KindStderr:
+		return StreamStderr
+	case r.Dir == wire.DirClient:
+		return StreamClient
+	}
+	return StreamAgent
+}
+
 func newCopier(w *Writer) *copier { return &copier{w: w, ended: map[copyStream]bool{}} }
 
 func (c *copier) put(r *Record) {
 	c.last = max(c.last, r.Time)
-	stream := StreamAgent
-	switch {
-	case r.Kind == wire.KindStderr:
-		stream = StreamStderr
-	case r.Dir == wire.DirClient:
-		stream = StreamClient
-	}
+	stream := recordStream(r)
 	if r.HTTP != nil && r.Kind != wire.KindStderr {
 		c.w.Frame(r.Conn, r.Dir, r.Time, r.Body, r.Flags&^wire.FlagBatchMember, r.HTTP)
 	} else {
