@@ -134,6 +134,9 @@ func followRecords(src capture.Source, live *capture.Live, format string, filter
 		}
 		return w.Flush()
 	}
+	if live != nil {
+		live.SetHoldLimit(tailHoldLimit)
+	}
 	printNew := func() error { return printFrom(src) }
 	if err := printNew(); err != nil || live == nil {
 		return err
@@ -155,6 +158,10 @@ func followRecords(src capture.Source, live *capture.Live, format string, filter
 		}
 	}
 }
+
+// tailHoldLimit bounds what tail holds of a live feed that runs ahead
+// of its printing; the proxy's feed waits for it meanwhile.
+const tailHoldLimit = 32 << 20
 
 // liveEnd finishes tail when the feed ends. A feed cut short (tail fell
 // behind when the proxy exited, or the proxy was killed) still leaves the

@@ -350,3 +350,34 @@ func TestLiveDiscard(t *testing.T) {
 		t.Errorf("after Discard(100): Record(11) = %v, Last %d", err, l.Last())
 	}
 }
+
+// TestLiveHoldLimit: with a hold limit the Live stops reading its feed
+// while it holds more than the limit, and reads on as Discard makes room,
+// so a reader slower than the feed gets everything in bounded memory.
+func TestLiveHoldLimit(t *testing.T) {
+	w := createTest(t, WriterOptions{NoSync: true, CommitEvery: 5 * time.Millisecond})
+	const n = 200
+	for i := 1; i <= n; i++ {
+		w.Chunk(0, StreamAgent, int64(i), []byte(notif(i)+"\n"))
+	}
+	l, err := DialLive(w.Path(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	l.SetHoldLimit(4 << 10) // a few dozen records
+	waitLast(t, l, 1)
+	time.Sleep(100 * time.Millisecond) // time enough to read all 200 without the limit
+	if got := l.Last(); got >= n {
+		t.Fatalf("read %d records while holding them all; the limit should have stopped it", got)
+	}
+	for next := uint64(1); next <= n; {
+		waitLast(t, l, next)
+		for ; next <= l.Last(); next++ {
+			if body, err := l.Body(next); err != nil || string(body) != notif(int(next)) {
+				t.Fatalf("#%d: %v, body %q", next, err, body)
+			}
+		}
+		l.Discard(next)
+	}
+}

@@ -39,7 +39,15 @@ type Live struct {
 	// backlog is closed once every record up to lastAtOpen has arrived.
 	backlog    chan struct{}
 	gotBacklog bool
+
+	// holdLimit, when set, bounds the bytes of records held: the feed is
+	// not read further until Discard makes room (room signals it).
+	holdLimit, held int64
+	room            *sync.Cond
 }
+
+// recordCost is what holding a record costs beyond its body.
+const recordCost = 128
 
 // liveDialTimeout bounds connecting and the first answer.
 var liveDialTimeout = 2 * time.Second
@@ -146,6 +154,8 @@ func (l *Live) add(rec Record) {
 	if rec.Seq < l.base {
 		return
 	}
+	l.waitForRoom()
+	l.held += int64(len(rec.Body)) + recordCost
 	i := rec.Seq - l.base
 	for uint64(len(l.recs)) < i {
 		l.recs = append(l.recs, Record{}) // a hole: lost by a failed commit
@@ -161,6 +171,29 @@ func (l *Live) add(rec Record) {
 		if req := &l.recs[rec.Peer-l.base]; req.Seq != 0 && req.Peer == 0 {
 			req.Peer = rec.Seq
 		}
+	}
+}
+
+// waitForRoom blocks the feed's reader while the records held exceed
+// the hold limit; l.mu must be held. The reader signals first, so a
+// reader of the Live waiting for updates takes and discards what is held.
+func (l *Live) waitForRoom() {
+	for l.holdLimit > 0 && l.held > l.holdLimit && !l.closed {
+		l.signal()
+		l.room.Wait()
+	}
+}
+
+// SetHoldLimit makes the Live stop reading its feed while the records it
+// holds exceed limit bytes, until Discard lets go of some: the proxy then
+// waits for this subscriber (up to its write timeout) instead of the
+// subscriber's memory growing. For readers that discard as they go.
+func (l *Live) SetHoldLimit(limit int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.holdLimit = limit
+	if l.room == nil {
+		l.room = sync.NewCond(&l.mu)
 	}
 }
 
@@ -262,9 +295,17 @@ func (l *Live) Discard(before uint64) {
 		return
 	}
 	n := min(before-l.base, uint64(len(l.recs)))
+	for i := range l.recs[:n] {
+		if l.recs[i].Seq != 0 {
+			l.held -= int64(len(l.recs[i].Body)) + recordCost
+		}
+	}
 	clear(l.recs[:n]) // the bodies go now; the slots when the slice next grows
 	l.recs = l.recs[n:]
 	l.base += n
+	if l.room != nil {
+		l.room.Broadcast()
+	}
 }
 
 // Record returns the metadata of one record, without its body.
@@ -332,6 +373,9 @@ func (l *Live) Findings() ([]Finding, error) { return nil, nil }
 func (l *Live) Close() error {
 	l.mu.Lock()
 	l.closed = true
+	if l.room != nil {
+		l.room.Broadcast()
+	}
 	l.mu.Unlock()
 	l.conn.Close()
 	<-l.done
