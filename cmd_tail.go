@@ -141,6 +141,7 @@ func followRecords(src capture.Source, live *capture.Live, format string, filter
 	if err := printNew(); err != nil || live == nil {
 		return err
 	}
+	defer func() { live.Close() }() // the one in use when tail ends
 	interrupt := make(chan os.Signal, 1)
 	signal.Notify(interrupt, os.Interrupt)
 	defer signal.Stop(interrupt)
@@ -150,9 +151,22 @@ func followRecords(src capture.Source, live *capture.Live, format string, filter
 			if err := printNew(); err != nil {
 				return err
 			}
-			if !open {
-				return liveEnd(live, printFrom)
+			if open {
+				continue
 			}
+			if live.Err() != nil {
+				// Cut off (tail was stopped, say by a paused pager, and
+				// the proxy gave up on it): if the proxy still runs,
+				// carry on from the first record not yet printed.
+				if again, err := capture.DialLive(live.Path(), next); err == nil {
+					fmt.Fprintf(os.Stderr, "acpscope tail: the feed cut tail off (%v); resumed at record %d\n", live.Err(), next)
+					live.Close()
+					live, src = again, again
+					live.SetHoldLimit(tailHoldLimit)
+					continue
+				}
+			}
+			return liveEnd(live, printFrom)
 		case <-interrupt:
 			return nil
 		}

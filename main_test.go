@@ -510,6 +510,7 @@ func TestTailReadsTheRestFromTheFile(t *testing.T) {
 	defer ln.Close()
 	go func() {
 		defer db.Close() // the proxy finishes: the file is released
+		defer ln.Close() // and its feed's socket goes
 		c, err := ln.Accept()
 		if err != nil {
 			return
@@ -522,6 +523,67 @@ func TestTailReadsTheRestFromTheFile(t *testing.T) {
 	}()
 	res := runCLI(t, nil, "tail", "--format", "jsonl", "-n", "100", path)
 	if res.code != 0 || !strings.Contains(res.stderr, "read from the file") {
+		t.Fatalf("tail: exit %d\n%s", res.code, res.stderr)
+	}
+	for seq := 1; seq <= 4; seq++ {
+		if n := strings.Count(res.stdout, fmt.Sprintf(`"seq":%d,`, seq)); n != 1 {
+			t.Errorf("record %d printed %d times:\n%s", seq, n, res.stdout)
+		}
+	}
+}
+
+// TestTailResumesWhenCutOff: a feed that cuts tail off while the proxy
+// still runs is dialled again from the first record not yet printed.
+func TestTailResumesWhenCutOff(t *testing.T) {
+	dir := t.TempDir()
+	path := finishedCapture(t, dir)
+	r, err := capture.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := r.Meta()
+	lines := map[uint64][]byte{}
+	for seq := uint64(1); seq <= 4; seq++ {
+		rec, _ := r.Record(seq)
+		rec.Body, _ = r.Body(seq)
+		lines[seq] = append(capture.AppendJSONL(nil, &rec), '\n')
+	}
+	r.Close()
+	db, err := bolt.Open(path, 0o600, nil) // held as a running proxy holds it
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ln, err := net.Listen("unix", capture.SocketPath(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for conn := 0; conn < 2; conn++ {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			var req struct{ From uint64 }
+			line, _ := bufio.NewReader(c).ReadBytes('\n')
+			json.Unmarshal(line, &req)
+			head, _ := json.Marshal(map[string]any{"meta": meta, "last": 4})
+			out := append(head, '\n')
+			if conn == 0 { // two records, then cut off
+				out = append(append(append(out, lines[1]...), lines[2]...), `{"error":"subscriber too slow"}`+"\n"...)
+			} else {
+				for seq := max(req.From, 1); seq <= 4; seq++ {
+					out = append(out, lines[seq]...)
+				}
+				out = append(out, `{"end":true}`+"\n"...)
+			}
+			c.Write(out)
+			c.Close()
+		}
+	}()
+	res := runCLI(t, nil, "tail", "--format", "jsonl", "-n", "100", path)
+	if res.code != 0 || !strings.Contains(res.stderr, "resumed at record 3") {
 		t.Fatalf("tail: exit %d\n%s", res.code, res.stderr)
 	}
 	for seq := 1; seq <= 4; seq++ {
