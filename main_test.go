@@ -481,33 +481,50 @@ func finishedCapture(t *testing.T, dir string) string {
 	return path
 }
 
-// TestTailReadsTheRestFromTheFile: when the live feed ends before tail has
-// everything (tail fell behind as the proxy exited, or the proxy died),
-// tail prints the rest from the file once the proxy lets go of it.
-func TestTailReadsTheRestFromTheFile(t *testing.T) {
-	dir := t.TempDir()
-	path := finishedCapture(t, dir)
+// fakeRunningProxy makes a finished four-record capture look like one a
+// proxy is writing: the file locked, a feed socket listening. It returns
+// the path, each record's feed line (with the feed's opening line as
+// lines[0]), the lock and the listener; the test plays the feed.
+func fakeRunningProxy(t *testing.T) (path string, lines map[uint64][]byte, db *bolt.DB, ln net.Listener) {
+	t.Helper()
+	path = finishedCapture(t, t.TempDir())
 	r, err := capture.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	meta := r.Meta()
-	var feed []byte
-	for seq := uint64(1); seq <= 2; seq++ { // the feed gets only halfway
+	head, _ := json.Marshal(map[string]any{"meta": r.Meta(), "last": r.Last()})
+	lines = map[uint64][]byte{0: append(head, '\n')}
+	for seq := uint64(1); seq <= r.Last(); seq++ {
 		rec, _ := r.Record(seq)
 		rec.Body, _ = r.Body(seq)
-		feed = append(capture.AppendJSONL(feed, &rec), '\n')
+		lines[seq] = append(capture.AppendJSONL(nil, &rec), '\n')
 	}
 	r.Close()
-	db, err := bolt.Open(path, 0o600, nil) // held as a running proxy holds it
-	if err != nil {
+	if db, err = bolt.Open(path, 0o600, nil); err != nil { // held as a running proxy holds it
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("unix", capture.SocketPath(path))
-	if err != nil {
+	if ln, err = net.Listen("unix", capture.SocketPath(path)); err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close(); db.Close() })
+	return path, lines, db, ln
+}
+
+// assertEachPrintedOnce checks tail's JSONL printed records 1 to 4 once.
+func assertEachPrintedOnce(t *testing.T, stdout string) {
+	t.Helper()
+	for seq := 1; seq <= 4; seq++ {
+		if n := strings.Count(stdout, fmt.Sprintf(`"seq":%d,`, seq)); n != 1 {
+			t.Errorf("record %d printed %d times:\n%s", seq, n, stdout)
+		}
+	}
+}
+
+// TestTailReadsTheRestFromTheFile: when the live feed ends before tail has
+// everything (tail fell behind as the proxy exited, or the proxy died),
+// tail prints the rest from the file once the proxy lets go of it.
+func TestTailReadsTheRestFromTheFile(t *testing.T) {
+	path, lines, db, ln := fakeRunningProxy(t)
 	go func() {
 		defer db.Close() // the proxy finishes: the file is released
 		defer ln.Close() // and its feed's socket goes
@@ -516,49 +533,21 @@ func TestTailReadsTheRestFromTheFile(t *testing.T) {
 			return
 		}
 		bufio.NewReader(c).ReadBytes('\n')
-		head, _ := json.Marshal(map[string]any{"meta": meta, "last": 4})
-		c.Write(append(append(head, '\n'), feed...))
-		c.Close() // cut short: no end marker
+		c.Write(slices.Concat(lines[0], lines[1], lines[2])) // only halfway
+		c.Close()                                            // cut short: no end marker
 		time.Sleep(200 * time.Millisecond)
 	}()
 	res := runCLI(t, nil, "tail", "--format", "jsonl", "-n", "100", path)
 	if res.code != 0 || !strings.Contains(res.stderr, "read from the file") {
 		t.Fatalf("tail: exit %d\n%s", res.code, res.stderr)
 	}
-	for seq := 1; seq <= 4; seq++ {
-		if n := strings.Count(res.stdout, fmt.Sprintf(`"seq":%d,`, seq)); n != 1 {
-			t.Errorf("record %d printed %d times:\n%s", seq, n, res.stdout)
-		}
-	}
+	assertEachPrintedOnce(t, res.stdout)
 }
 
 // TestTailResumesWhenCutOff: a feed that cuts tail off while the proxy
 // still runs is dialled again from the first record not yet printed.
 func TestTailResumesWhenCutOff(t *testing.T) {
-	dir := t.TempDir()
-	path := finishedCapture(t, dir)
-	r, err := capture.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	meta := r.Meta()
-	lines := map[uint64][]byte{}
-	for seq := uint64(1); seq <= 4; seq++ {
-		rec, _ := r.Record(seq)
-		rec.Body, _ = r.Body(seq)
-		lines[seq] = append(capture.AppendJSONL(nil, &rec), '\n')
-	}
-	r.Close()
-	db, err := bolt.Open(path, 0o600, nil) // held as a running proxy holds it
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ln, err := net.Listen("unix", capture.SocketPath(path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	path, lines, _, ln := fakeRunningProxy(t)
 	go func() {
 		for conn := 0; conn < 2; conn++ {
 			c, err := ln.Accept()
@@ -568,10 +557,9 @@ func TestTailResumesWhenCutOff(t *testing.T) {
 			var req struct{ From uint64 }
 			line, _ := bufio.NewReader(c).ReadBytes('\n')
 			json.Unmarshal(line, &req)
-			head, _ := json.Marshal(map[string]any{"meta": meta, "last": 4})
-			out := append(head, '\n')
+			out := slices.Clone(lines[0])
 			if conn == 0 { // two records, then cut off
-				out = append(append(append(out, lines[1]...), lines[2]...), `{"error":"subscriber too slow"}`+"\n"...)
+				out = slices.Concat(out, lines[1], lines[2], []byte(`{"error":"subscriber too slow"}`+"\n"))
 			} else {
 				for seq := max(req.From, 1); seq <= 4; seq++ {
 					out = append(out, lines[seq]...)
@@ -586,9 +574,5 @@ func TestTailResumesWhenCutOff(t *testing.T) {
 	if res.code != 0 || !strings.Contains(res.stderr, "resumed at record 3") {
 		t.Fatalf("tail: exit %d\n%s", res.code, res.stderr)
 	}
-	for seq := 1; seq <= 4; seq++ {
-		if n := strings.Count(res.stdout, fmt.Sprintf(`"seq":%d,`, seq)); n != 1 {
-			t.Errorf("record %d printed %d times:\n%s", seq, n, res.stdout)
-		}
-	}
+	assertEachPrintedOnce(t, res.stdout)
 }
