@@ -142,6 +142,7 @@ func followRecords(src capture.Source, live *capture.Live, format string, filter
 		return err
 	}
 	defer func() { live.Close() }() // the one in use when tail ends
+	resumedAt := uint64(0)
 	interrupt := make(chan os.Signal, 1)
 	signal.Notify(interrupt, os.Interrupt)
 	defer signal.Stop(interrupt)
@@ -154,10 +155,12 @@ func followRecords(src capture.Source, live *capture.Live, format string, filter
 			if open {
 				continue
 			}
-			if live.Err() != nil {
+			if live.Err() != nil && next > resumedAt {
 				// Cut off (tail was stopped, say by a paused pager, and
 				// the proxy gave up on it): if the proxy still runs,
-				// carry on from the first record not yet printed.
+				// carry on from the first record not yet printed. Only
+				// after progress, so a feed that keeps failing ends it.
+				resumedAt = next
 				if again, err := capture.DialLive(live.Path(), next); err == nil {
 					fmt.Fprintf(os.Stderr, "acpscope tail: the feed cut tail off (%v); resumed at record %d\n", live.Err(), next)
 					live.Close()

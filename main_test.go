@@ -576,3 +576,34 @@ func TestTailResumesWhenCutOff(t *testing.T) {
 	}
 	assertEachPrintedOnce(t, res.stdout)
 }
+
+// TestTailStopsResumingWithoutProgress: a feed that cuts tail off again
+// before it printed anything more is not dialled a third time; tail ends
+// through the file instead of looping.
+func TestTailStopsResumingWithoutProgress(t *testing.T) {
+	path, lines, db, ln := fakeRunningProxy(t)
+	go func() {
+		defer ln.Close()
+		for conn := 0; conn < 5; conn++ { // every connection is cut; only the first gets records
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			bufio.NewReader(c).ReadBytes('\n')
+			out := slices.Clone(lines[0])
+			if conn == 0 {
+				out = slices.Concat(out, lines[1], lines[2])
+			}
+			c.Write(append(out, `{"error":"subscriber too slow"}`+"\n"...))
+			c.Close()
+			if conn == 1 {
+				db.Close() // the file can be read now; the feed still answers
+			}
+		}
+	}()
+	res := runCLI(t, nil, "tail", "--format", "jsonl", "-n", "100", path)
+	if res.code != 0 || strings.Count(res.stderr, "resumed at record") != 1 || !strings.Contains(res.stderr, "read from the file") {
+		t.Fatalf("tail: exit %d\n%s", res.code, res.stderr)
+	}
+	assertEachPrintedOnce(t, res.stdout)
+}
