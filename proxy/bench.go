@@ -37,9 +37,9 @@ type BenchConfig struct {
 	// (default 100 MiB; 0 keeps the default, negative skips it).
 	RSSSize int
 	// PacedMsgRate (lines/s, default 500 000) and PacedMBRate (MB/s,
-	// default 250) are the rates at which setup (d) is run once more
-	// with the agent pacing itself, to check that capture loses nothing
-	// there. Negative skips.
+	// default 250) are the rates at which setups (b) and (d) run once
+	// more with the agent pacing itself, to check that capture loses
+	// nothing there and forwarding keeps the pace. Negative skips.
 	PacedMsgRate int
 	PacedMBRate  int
 	// PacedBigCount is how many BigSize lines the paced MB/s run sends
