@@ -520,23 +520,38 @@ func assertEachPrintedOnce(t *testing.T, stdout string) {
 	}
 }
 
+// playFeed answers up to n subscribers on ln, in turn: each gets what
+// answer returns for its turn and the record it asked to start from, and
+// is then hung up on. after runs once the turns are over.
+func playFeed(ln net.Listener, n int, answer func(turn int, from uint64) []byte, after func()) {
+	go func() {
+		defer after()
+		for turn := 0; turn < n; turn++ {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			var req struct{ From uint64 }
+			line, _ := bufio.NewReader(c).ReadBytes('\n')
+			json.Unmarshal(line, &req)
+			c.Write(answer(turn, req.From))
+			c.Close()
+		}
+	}()
+}
+
 // TestTailReadsTheRestFromTheFile: when the live feed ends before tail has
 // everything (tail fell behind as the proxy exited, or the proxy died),
 // tail prints the rest from the file once the proxy lets go of it.
 func TestTailReadsTheRestFromTheFile(t *testing.T) {
 	path, lines, db, ln := fakeRunningProxy(t)
-	go func() {
-		defer db.Close() // the proxy finishes: the file is released
-		defer ln.Close() // and its feed's socket goes
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		bufio.NewReader(c).ReadBytes('\n')
-		c.Write(slices.Concat(lines[0], lines[1], lines[2])) // only halfway
-		c.Close()                                            // cut short: no end marker
+	playFeed(ln, 1, func(int, uint64) []byte {
+		return slices.Concat(lines[0], lines[1], lines[2]) // only halfway, and no end marker
+	}, func() {
 		time.Sleep(200 * time.Millisecond)
-	}()
+		ln.Close() // the proxy finishes: its feed's socket goes
+		db.Close() // and the file is released
+	})
 	res := runCLI(t, nil, "tail", "--format", "jsonl", "-n", "100", path)
 	if res.code != 0 || !strings.Contains(res.stderr, "read from the file") {
 		t.Fatalf("tail: exit %d\n%s", res.code, res.stderr)
@@ -548,28 +563,16 @@ func TestTailReadsTheRestFromTheFile(t *testing.T) {
 // still runs is dialled again from the first record not yet printed.
 func TestTailResumesWhenCutOff(t *testing.T) {
 	path, lines, _, ln := fakeRunningProxy(t)
-	go func() {
-		for conn := 0; conn < 2; conn++ {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			var req struct{ From uint64 }
-			line, _ := bufio.NewReader(c).ReadBytes('\n')
-			json.Unmarshal(line, &req)
-			out := slices.Clone(lines[0])
-			if conn == 0 { // two records, then cut off
-				out = slices.Concat(out, lines[1], lines[2], []byte(`{"error":"subscriber too slow"}`+"\n"))
-			} else {
-				for seq := max(req.From, 1); seq <= 4; seq++ {
-					out = append(out, lines[seq]...)
-				}
-				out = append(out, `{"end":true}`+"\n"...)
-			}
-			c.Write(out)
-			c.Close()
+	playFeed(ln, 2, func(turn int, from uint64) []byte {
+		out := slices.Clone(lines[0])
+		if turn == 0 { // two records, then cut off
+			return slices.Concat(out, lines[1], lines[2], []byte(`{"error":"subscriber too slow"}`+"\n"))
 		}
-	}()
+		for seq := max(from, 1); seq <= 4; seq++ {
+			out = append(out, lines[seq]...)
+		}
+		return append(out, `{"end":true}`+"\n"...)
+	}, func() {})
 	res := runCLI(t, nil, "tail", "--format", "jsonl", "-n", "100", path)
 	if res.code != 0 || !strings.Contains(res.stderr, "resumed at record 3") {
 		t.Fatalf("tail: exit %d\n%s", res.code, res.stderr)
@@ -582,25 +585,16 @@ func TestTailResumesWhenCutOff(t *testing.T) {
 // through the file instead of looping.
 func TestTailStopsResumingWithoutProgress(t *testing.T) {
 	path, lines, db, ln := fakeRunningProxy(t)
-	go func() {
-		defer ln.Close()
-		for conn := 0; conn < 5; conn++ { // every connection is cut; only the first gets records
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			bufio.NewReader(c).ReadBytes('\n')
-			out := slices.Clone(lines[0])
-			if conn == 0 {
-				out = slices.Concat(out, lines[1], lines[2])
-			}
-			c.Write(append(out, `{"error":"subscriber too slow"}`+"\n"...))
-			c.Close()
-			if conn == 1 {
-				db.Close() // the file can be read now; the feed still answers
-			}
+	playFeed(ln, 5, func(turn int, _ uint64) []byte { // every turn is cut; only the first gets records
+		out := slices.Clone(lines[0])
+		if turn == 0 {
+			out = slices.Concat(out, lines[1], lines[2])
 		}
-	}()
+		if turn == 1 {
+			db.Close() // the file can be read now; the feed still answers
+		}
+		return append(out, `{"error":"subscriber too slow"}`+"\n"...)
+	}, func() { ln.Close() })
 	res := runCLI(t, nil, "tail", "--format", "jsonl", "-n", "100", path)
 	if res.code != 0 || strings.Count(res.stderr, "resumed at record") != 1 || !strings.Contains(res.stderr, "read from the file") {
 		t.Fatalf("tail: exit %d\n%s", res.code, res.stderr)
