@@ -46,6 +46,18 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// reportRecords stops the timer and reports records/s, per second of CPU,
+// and loss, for a writer closed after a run that began at start and cpu0.
+func reportRecords(b *testing.B, w *Writer, start time.Time, cpu0 time.Duration) Stats {
+	elapsed, cpu := time.Since(start), cpuTime()-cpu0
+	b.StopTimer()
+	st := w.Stats()
+	b.ReportMetric(float64(st.Committed)/elapsed.Seconds(), "records/s")
+	b.ReportMetric(float64(st.Committed)/cpu.Seconds(), "records/cpu-s")
+	b.ReportMetric(float64(st.Loss.Messages), "lost")
+	return st
+}
+
 // BenchmarkWriter200B measures records/s of 200-byte lines with fsync on
 // every group commit: wall-clock, and per second of CPU (all goroutines:
 // tap copy, framing, classification, encoding, commit).
@@ -63,12 +75,7 @@ func BenchmarkWriter200B(b *testing.B) {
 	if err := w.Close(); err != nil {
 		b.Fatal(err)
 	}
-	elapsed, cpu := time.Since(start), cpuTime()-cpu0
-	b.StopTimer()
-	st := w.Stats()
-	b.ReportMetric(float64(st.Committed)/elapsed.Seconds(), "records/s")
-	b.ReportMetric(float64(st.Committed)/cpu.Seconds(), "records/cpu-s")
-	b.ReportMetric(float64(st.Loss.Messages), "lost")
+	st := reportRecords(b, w, start, cpu0)
 	if st.Committed != uint64(chunks*perChunk) {
 		b.Errorf("committed %d of %d", st.Committed, chunks*perChunk)
 	}
@@ -142,12 +149,7 @@ func BenchmarkWriter200BPairs(b *testing.B) {
 	if err := w.Close(); err != nil {
 		b.Fatal(err)
 	}
-	elapsed, cpu := time.Since(start), cpuTime()-cpu0
-	b.StopTimer()
-	st := w.Stats()
-	b.ReportMetric(float64(st.Committed)/elapsed.Seconds(), "records/s")
-	b.ReportMetric(float64(st.Committed)/cpu.Seconds(), "records/cpu-s")
-	b.ReportMetric(float64(st.Loss.Messages), "lost")
+	reportRecords(b, w, start, cpu0)
 }
 
 // BenchmarkReaderScan measures listing speed: records/s scanned without
