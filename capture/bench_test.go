@@ -123,8 +123,17 @@ func BenchmarkWriter10MB(b *testing.B) {
 
 // BenchmarkWriter200BPairs is the worst case for the indexes: every
 // record is a request (client) or its response (agent) with an id of its
-// own, so each adds an id posting, and each response a pairing.
+// own, so each adds an id posting, and each response a pairing. It runs
+// with full commits (the writer's bound of 10k records, as flat-out
+// traffic makes them) and with commits of 1000 records, the size that
+// 50 ms of round trips make, where a commit's fixed costs weigh more.
 func BenchmarkWriter200BPairs(b *testing.B) {
+	for _, per := range []int{10000, 1000} {
+		b.Run(fmt.Sprintf("commit=%d", per), func(b *testing.B) { benchPairs(b, per) })
+	}
+}
+
+func benchPairs(b *testing.B, perCommit int) {
 	const perChunk = 160 // requests, then as many responses
 	pad := string(bytes.Repeat([]byte("x"), 120))
 	type pair struct{ req, resp []byte }
@@ -139,7 +148,7 @@ func BenchmarkWriter200BPairs(b *testing.B) {
 		chunks = append(chunks, p)
 	}
 	n := max(1, b.N/(2*perChunk))
-	w := createTest(b, WriterOptions{NoFeed: true, NoSync: benchNoSync})
+	w := createTest(b, WriterOptions{NoFeed: true, NoSync: benchNoSync, CommitRecords: perCommit})
 	b.ResetTimer()
 	start, cpu0 := time.Now(), cpuTime()
 	for i := 0; i < n; i++ {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,24 +24,7 @@ func v1BigBody() string {
 // TestReadsFormatV1: captures written before bodies-big still open, big
 // bodies included, for reading and for body filters.
 func TestReadsFormatV1(t *testing.T) {
-	gz, err := os.Open("testdata/v1-big.acpscope.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gz.Close()
-	zr, err := gzip.NewReader(gz)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "v1.acpscope")
-	data, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	r := openTest(t, path)
+	r := openTest(t, gunzipTestdata(t, "v1-big.acpscope.gz"))
 	if v := r.Meta().FormatVersion; v != 1 || r.Last() != 5 {
 		t.Fatalf("format version %d, %d records; want 1 and 5", v, r.Last())
 	}
@@ -49,6 +33,70 @@ func TestReadsFormatV1(t *testing.T) {
 		t.Fatalf("body of #4: %d bytes, err %v", len(body), err)
 	}
 	assertBodyFilterFinds(t, r, `"v1 v1 v1"`, 4)
+}
+
+// gunzipTestdata writes testdata/name, uncompressed, to a temporary file
+// and returns its path.
+func gunzipTestdata(t *testing.T, name string) string {
+	t.Helper()
+	gz, err := os.Open(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gz.Close()
+	zr, err := gzip.NewReader(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), strings.TrimSuffix(name, ".gz"))
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestIDLookupEveryFormat: request ids are found the same way in a format
+// 2 capture (id index keys bucket first, testdata/v2-ids.acpscope.gz,
+// written three records per commit) and in one written now from the same
+// traffic and commit sizes (commit seq first).
+func TestIDLookupEveryFormat(t *testing.T) {
+	w := createTest(t, WriterOptions{NoFeed: true, NoSync: true, CommitRecords: 3})
+	now := time.Now().UnixNano()
+	w.Chunk(0, StreamClient, now, []byte(v2ClientLines))
+	w.Chunk(0, StreamAgent, now+1000, []byte(v2AgentLines))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files := map[int]string{2: gunzipTestdata(t, "v2-ids.acpscope.gz"), FormatVersion: w.Path()}
+	lookups := []struct {
+		ix   Index
+		term string
+		want []uint64
+	}{
+		{IndexIDClient, "1", []uint64{1, 5, 6}}, // the id used twice, and the answer
+		{IndexIDClient, `"two"`, []uint64{2, 7}},
+		{IndexIDClient, "two", nil}, // ids are exact bytes
+		{IndexIDClient, "3", []uint64{3, 9}},
+		{IndexIDClient, "7", nil},
+		{IndexIDAgent, "7", []uint64{4, 8}}, // answered before it was asked
+		{IndexIDAgent, "1", nil},
+	}
+	for version, path := range files {
+		r := openTest(t, path)
+		if r.Meta().FormatVersion != version {
+			t.Fatalf("%s: format %d, want %d", path, r.Meta().FormatVersion, version)
+		}
+		for _, l := range lookups {
+			got, err := r.Lookup(l.ix, l.term)
+			if err != nil || !slices.Equal(got, l.want) {
+				t.Errorf("format %d: Lookup(%d, %s) = %v, %v; want %v", version, l.ix, l.term, got, err, l.want)
+			}
+		}
+	}
 }
 
 // TestBigBodyInItsOwnBucket: a body larger than a segment is stored once,

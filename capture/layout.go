@@ -5,9 +5,10 @@ import (
 	"encoding/binary"
 )
 
-// The on-disk layout (FormatVersion 2; version 1 lacked bodies-big and
-// is still read). Every bucket is declared once here so a typo cannot
-// create a new one.
+// The on-disk layout (FormatVersion 3; version 1 lacked bodies-big,
+// versions 1 and 2 ordered the id index keys bucket first, and both are
+// still read). Every bucket is declared once here so a typo cannot create
+// a new one.
 //
 //	meta         "version" → decimal FormatVersion
 //	             "meta"    → Meta as JSON
@@ -22,7 +23,7 @@ import (
 //	idx-method, idx-session
 //	             term 0x00 8-byte commit seq → varint-delta seqs
 //	idx-id-client, idx-id-agent
-//	             hash bucket byte, 8-byte commit seq → (term, seq) entries
+//	             8-byte commit seq, hash bucket byte → (term, seq) entries
 //	             (see idindex.go for why ids differ)
 //
 // A segment key is the 8-byte big-endian seq of its first record, so
@@ -52,6 +53,10 @@ var (
 
 // oldestFormat is the oldest FormatVersion this package reads.
 const oldestFormat = 1
+
+// seqFirstIDs is the first FormatVersion whose id index keys begin with
+// the commit seq.
+const seqFirstIDs = 3
 
 // Segment limits: a segment never spans a commit and holds at most this
 // many records or body bytes; a larger body is a segment of its own.

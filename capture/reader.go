@@ -26,6 +26,8 @@ type Reader struct {
 	db   *bolt.DB
 	meta Meta
 	last uint64
+	// format is the layout version the file declares.
+	format int
 
 	mu     sync.Mutex // guards cached and closed
 	cached *segment
@@ -127,6 +129,7 @@ func (r *Reader) load() (err error) {
 		if v < oldestFormat || v > FormatVersion {
 			return fmt.Errorf("opening capture %s: format version %q is not one this acpscope reads (%d to %d): use the acpscope version that wrote it", r.path, mb.Get(keyVersion), oldestFormat, FormatVersion)
 		}
+		r.format = v
 		buckets := allBuckets
 		if v == 1 {
 			buckets = v1Buckets
@@ -219,7 +222,7 @@ func (r *Reader) Scan(from uint64, fn func(*Record) bool) (err error) {
 func (r *Reader) Lookup(ix Index, term string) (seqs []uint64, err error) {
 	defer r.guard(&err)()
 	err = r.db.View(func(tx *bolt.Tx) error {
-		seqs, err = lookup(tx, ix, term)
+		seqs, err = lookup(tx, ix, term, r.format)
 		return err
 	})
 	if err != nil {
@@ -337,14 +340,15 @@ func (s *segment) body(all []byte, seq uint64) ([]byte, error) {
 	return bytes.Clone(all[s.offsets[i]:s.offsets[i+1]:s.offsets[i+1]]), nil
 }
 
-// lookup merges the postings of term in index ix.
-func lookup(tx *bolt.Tx, ix Index, term string) ([]uint64, error) {
+// lookup merges the postings of term in index ix of a capture of the
+// given format.
+func lookup(tx *bolt.Tx, ix Index, term string, format int) ([]uint64, error) {
 	name := indexBucket(ix)
 	if name == nil {
 		return nil, fmt.Errorf("unknown index %d", ix)
 	}
 	if ix == IndexIDClient || ix == IndexIDAgent {
-		return lookupID(tx.Bucket(name), indexTerm(term))
+		return lookupID(tx.Bucket(name), indexTerm(term), format)
 	}
 	prefix := append([]byte(indexTerm(term)), 0)
 	var seqs []uint64

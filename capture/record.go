@@ -7,7 +7,7 @@ import (
 )
 
 // FormatVersion is the version of the on-disk layout this package writes.
-const FormatVersion = 2
+const FormatVersion = 3
 
 // Record is one captured frame, batch member or stderr line.
 type Record struct {
