@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -31,4 +32,47 @@ func BenchmarkClassify(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkPairer pairs round trips with a thousand requests in flight,
+// against the same bookkeeping in one map keyed by (direction, id), the
+// baseline it replaced, in one run.
+func BenchmarkPairer(b *testing.B) {
+	const inFlight = 1000
+	ids := make([][]byte, 4*inFlight)
+	for i := range ids {
+		ids[i] = []byte(strconv.Itoa(100000 + i))
+	}
+	b.Run("pairer", func(b *testing.B) {
+		p := NewPairer()
+		i := 0
+		for b.Loop() {
+			p.Request(Pending{Dir: DirClient, ID: string(ids[i%len(ids)]), Seq: uint64(i)})
+			if i >= inFlight {
+				if _, ok := p.Response(DirAgent, ids[(i-inFlight)%len(ids)]); !ok {
+					b.Fatal("response not paired")
+				}
+			}
+			i++
+		}
+	})
+	b.Run("struct-key-baseline", func(b *testing.B) {
+		type key struct {
+			dir Dir
+			id  string
+		}
+		m := map[key]Pending{}
+		i := 0
+		for b.Loop() {
+			m[key{DirClient, string(ids[i%len(ids)])}] = Pending{Dir: DirClient, ID: string(ids[i%len(ids)]), Seq: uint64(i)}
+			if i >= inFlight {
+				k := key{DirAgent.Reverse(), string(ids[(i-inFlight)%len(ids)])}
+				if _, ok := m[k]; !ok {
+					b.Fatal("response not paired")
+				}
+				delete(m, k)
+			}
+			i++
+		}
+	})
 }
