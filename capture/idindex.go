@@ -82,46 +82,50 @@ func (p *idPostings) put(b *bolt.Bucket, first uint64) error {
 
 // lookupID collects the seqs stored for term in an id index bucket of a
 // capture of the given format.
-func lookupID(b *bolt.Bucket, term string, format int) ([]uint64, error) {
+func lookupID(b *bolt.Bucket, term string, format int) (seqs []uint64, err error) {
 	bk := idBucket(term)
-	var seqs []uint64
 	c := b.Cursor()
-	k, v := c.First()
-	if format < seqFirstIDs {
-		k, v = c.Seek([]byte{bk})
+	if format < seqFirstIDs { // bucket byte first: the term's keys are adjacent
+		for k, v := c.Seek([]byte{bk}); k != nil && k[0] == bk; k, v = c.Next() {
+			if seqs, err = idEntries(seqs, k, 1, v, term); err != nil {
+				return nil, err
+			}
+		}
+		return seqs, nil
 	}
-	for ; k != nil; k, v = c.Next() {
-		if len(k) != 9 {
-			return nil, fmt.Errorf("id index key of %d bytes: %w", len(k), errSegment)
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if len(k) == 9 && k[8] != bk {
+			continue
 		}
-		var seq uint64
-		if format < seqFirstIDs {
-			if k[0] != bk {
-				break
-			}
-			seq = binary.BigEndian.Uint64(k[1:])
-		} else {
-			if k[8] != bk {
-				continue
-			}
-			seq = binary.BigEndian.Uint64(k[:8])
+		if seqs, err = idEntries(seqs, k, 0, v, term); err != nil {
+			return nil, err
 		}
-		for len(v) > 0 {
-			n, w := binary.Uvarint(v)
-			if w <= 0 || n > uint64(len(v)-w) {
-				return nil, fmt.Errorf("id index entry: %w", errSegment)
-			}
-			t := v[w : w+int(n)]
-			v = v[w+int(n):]
-			d, w2 := binary.Uvarint(v)
-			if w2 <= 0 {
-				return nil, fmt.Errorf("id index entry: %w", errSegment)
-			}
-			v = v[w2:]
-			seq += d
-			if bytes.Equal(t, []byte(term)) {
-				seqs = append(seqs, seq)
-			}
+	}
+	return seqs, nil
+}
+
+// idEntries appends the seqs of term's entries in value v of key k, whose
+// 8-byte commit seq begins at k[at].
+func idEntries(seqs []uint64, k []byte, at int, v []byte, term string) ([]uint64, error) {
+	if len(k) != 9 {
+		return nil, fmt.Errorf("id index key of %d bytes: %w", len(k), errSegment)
+	}
+	seq := binary.BigEndian.Uint64(k[at:])
+	for len(v) > 0 {
+		n, w := binary.Uvarint(v)
+		if w <= 0 || n > uint64(len(v)-w) {
+			return nil, fmt.Errorf("id index entry: %w", errSegment)
+		}
+		t := v[w : w+int(n)]
+		v = v[w+int(n):]
+		d, w2 := binary.Uvarint(v)
+		if w2 <= 0 {
+			return nil, fmt.Errorf("id index entry: %w", errSegment)
+		}
+		v = v[w2:]
+		seq += d
+		if bytes.Equal(t, []byte(term)) {
+			seqs = append(seqs, seq)
 		}
 	}
 	return seqs, nil
