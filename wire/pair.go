@@ -16,7 +16,9 @@ type Pending struct {
 // each: keyed by the id string alone, a lookup takes the map's string
 // fast path, which a (direction, id) struct key does not (BenchmarkPairer).
 type Pairer struct {
-	pending [3]map[string]Pending // by Dir: unknown, client, agent
+	// pending is indexed by Dir. Slot 0 holds requests of any other
+	// direction; no response reaches them, as Reverse never returns one.
+	pending [3]map[string]Pending
 }
 
 // NewPairer returns an empty Pairer.
