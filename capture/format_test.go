@@ -3,6 +3,7 @@ package capture
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"io"
 	"os"
 	"path/filepath"
@@ -61,8 +62,8 @@ func gunzipTestdata(t *testing.T, name string) string {
 
 // TestIDLookupEveryFormat: request ids are found the same way in a format
 // 2 capture (id index keys bucket first, testdata/v2-ids.acpscope.gz,
-// written three records per commit) and in one written now from the same
-// traffic and commit sizes (commit seq first).
+// written in two commits, one per chunk) and in one written now from the
+// same traffic (commit seq first, checked on disk).
 func TestIDLookupEveryFormat(t *testing.T) {
 	w := createTest(t, WriterOptions{NoFeed: true, NoSync: true, CommitRecords: 3})
 	now := time.Now().UnixNano()
@@ -71,6 +72,7 @@ func TestIDLookupEveryFormat(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
+	assertIDKeysInCommitOrder(t, w.Path())
 	files := map[int]string{2: gunzipTestdata(t, "v2-ids.acpscope.gz"), FormatVersion: w.Path()}
 	lookups := []struct {
 		ix   Index
@@ -97,6 +99,41 @@ func TestIDLookupEveryFormat(t *testing.T) {
 			}
 		}
 	}
+}
+
+// assertIDKeysInCommitOrder checks the id index keys of a capture of this
+// format: 9 bytes, the first eight a commit's first seq (a segment starts
+// there), in ascending order.
+func assertIDKeysInCommitOrder(t *testing.T, path string) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.View(func(tx *bolt.Tx) error {
+		var prev uint64
+		n := 0
+		for _, name := range [][]byte{bucketIDClient, bucketIDAgent} {
+			prev = 0
+			tx.Bucket(name).ForEach(func(k, _ []byte) error {
+				n++
+				if len(k) != 9 {
+					t.Fatalf("%s key %x: %d bytes, want 9", name, k, len(k))
+				}
+				seq := binary.BigEndian.Uint64(k[:8])
+				if seq < prev || tx.Bucket(bucketMsgs).Get(seqKey(seq)) == nil {
+					t.Errorf("%s key %x: seq %d is not a commit's first record in order (previous %d)", name, k, seq, prev)
+				}
+				prev = seq
+				return nil
+			})
+		}
+		if n == 0 {
+			t.Error("no id index keys")
+		}
+		return nil
+	})
 }
 
 // TestBigBodyInItsOwnBucket: a body larger than a segment is stored once,
