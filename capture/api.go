@@ -8,11 +8,16 @@ import (
 	"time"
 )
 
+// DefaultQueueBytes is the hand-off queue's default bound: a burst of
+// traffic up to this size is recorded whole however slow the disk is for
+// a moment, so only a longer burst shows whether capture keeps up.
+const DefaultQueueBytes = 64 << 20
+
 // WriterOptions configure a Writer. Zero values take the defaults.
 type WriterOptions struct {
 	Meta Meta // initial metadata; Start, Pid, FormatVersion filled in if zero
 	// QueueBytes and QueueChunks bound the hand-off queue from the
-	// pumps (defaults 64 MiB and 65536 chunks).
+	// pumps (defaults DefaultQueueBytes and 65536 chunks).
 	QueueBytes  int64
 	QueueChunks int
 	// CommitEvery, CommitRecords and CommitBytes bound a group commit

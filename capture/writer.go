@@ -59,7 +59,7 @@ type Writer struct {
 // defaults fills in zero options.
 func (o *WriterOptions) defaults() {
 	if o.QueueBytes <= 0 {
-		o.QueueBytes = 64 << 20
+		o.QueueBytes = DefaultQueueBytes
 	}
 	if o.QueueChunks <= 0 {
 		o.QueueChunks = 65536

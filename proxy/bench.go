@@ -340,6 +340,7 @@ type PacedRun struct {
 	Achieved    float64 // in Unit
 	Unit        string
 	Goal        float64 // the rate the target asks for, in Unit
+	Sent        int64   // bytes the agent sent
 	WireLoss    int64
 	CaptureLoss int64 // -1 when unknown
 }
@@ -347,6 +348,7 @@ type PacedRun struct {
 // burstResult is what arrived of one burst.
 type burstResult struct {
 	lines, bytes, lost int64
+	sent               int64 // bytes the agent sent
 	size               int
 	d                  time.Duration
 	run                *benchRun
@@ -356,7 +358,7 @@ func (r burstResult) linesPerS() float64 { return float64(r.lines) / r.d.Seconds
 func (r burstResult) mbPerS() float64    { return float64(r.bytes) / 1e6 / r.d.Seconds() }
 
 func (r burstResult) paced(target string, achieved float64, unit string, goal float64) PacedRun {
-	return PacedRun{Target: target, Achieved: achieved, Unit: unit, Goal: goal, WireLoss: r.lost, CaptureLoss: r.run.captureLoss}
+	return PacedRun{Target: target, Achieved: achieved, Unit: unit, Goal: goal, Sent: r.sent, WireLoss: r.lost, CaptureLoss: r.run.captureLoss}
 }
 
 // burst runs the agent in burst mode through the setup, at pace lines
@@ -374,7 +376,8 @@ func (s *benchSetup) burst(ctx context.Context, tag string, count, size, pace in
 	if n != int64(count)*int64(size) && lines == int64(count) {
 		return burstResult{}, fmt.Errorf("%d bytes arrived in %d lines, want %d bytes", n, lines, int64(count)*int64(size))
 	}
-	return burstResult{lines: lines, bytes: n, lost: int64(count) - lines, size: size, d: d, run: m}, nil
+	sent := int64(count) * int64(size)
+	return burstResult{lines: lines, bytes: n, lost: int64(count) - lines, sent: sent, size: size, d: d, run: m}, nil
 }
 
 // note folds a finished run's RSS and capture loss into the row.

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/acpscope/acpscope/capture"
 )
 
 // benchConfig runs (d) as this test binary re-executed as the proxy
@@ -172,5 +174,50 @@ func TestBenchTargetsWithoutPacedRuns(t *testing.T) {
 	rep.Print(&sb)
 	if !strings.Contains(sb.String(), "MISS forwarding ≥ 0.8× the forwarder where capture keeps up: not measured") {
 		t.Errorf("targets without paced runs:\n%s", sb.String())
+	}
+}
+
+// TestBenchPacedTargets: a paced run counts for the zero-loss and
+// forwarding targets only if it sent more than the capture queue holds;
+// a shorter one is recorded whole whatever the disk does, so its "no
+// loss" shows nothing.
+func TestBenchPacedTargets(t *testing.T) {
+	big := int64(capture.DefaultQueueBytes) + 1
+	tests := []struct {
+		name      string
+		sent      int64
+		lost      int64
+		want, not []string
+	}{
+		{"more than the queue, nothing lost", big, 0,
+			[]string{"ok   zero loss at ≥ 500k msgs/s: paced at 500k msgs/s", "ok   forwarding ≥ 0.8×"}, []string{"not shown"}},
+		{"more than the queue, lines lost", big, 7,
+			[]string{"MISS zero loss at ≥ 500k msgs/s: paced at 500k msgs/s", "capture loss 7", "but capture lost messages there"}, []string{"ok   zero loss"}},
+		{"within the queue", 200 << 10, 0,
+			[]string{"MISS zero loss at ≥ 500k msgs/s: not shown: the run paced at 500k msgs/s sent 0.2 MiB", "but the run fits in the capture queue"},
+			[]string{"ok   zero loss", "ok   forwarding"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			paced := func(loss int64) []PacedRun {
+				return []PacedRun{{Target: "500k msgs/s", Achieved: 500, Unit: "k msgs/s", Goal: 500, Sent: tt.sent, CaptureLoss: loss}}
+			}
+			rep := &BenchReport{Rows: []*BenchRow{
+				{Key: "b", Name: "(b) minimal forwarder", CaptureLoss: -1, Paced: paced(-1)},
+				{Key: "d", Name: "(d) acpscope, capture on", Paced: paced(tt.lost)},
+			}}
+			var sb strings.Builder
+			rep.Print(&sb)
+			for _, w := range tt.want {
+				if !strings.Contains(sb.String(), w) {
+					t.Errorf("lacks %q:\n%s", w, sb.String())
+				}
+			}
+			for _, n := range tt.not {
+				if strings.Contains(sb.String(), n) {
+					t.Errorf("has %q:\n%s", n, sb.String())
+				}
+			}
+		})
 	}
 }
