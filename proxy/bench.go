@@ -201,7 +201,7 @@ func runPhases(ctx context.Context, cfg BenchConfig, setups []*benchSetup, rows 
 			row.RSSLine = rss.run.peakRSS
 			row.note(rss.run)
 		}
-		if s.capture || s.key == "b" {
+		if (s.capture || s.key == "b") && (cfg.PacedMsgRate > 0 || cfg.PacedMBRate > 0) {
 			fmt.Fprintf(cfg.Progress, "acpscope bench: %s: paced runs\n", s.name)
 			if err := runPaced(ctx, cfg, s, row); err != nil {
 				row.Err = fmt.Errorf("paced: %w", err)

@@ -38,7 +38,8 @@ func (r *BenchReport) Print(w io.Writer) {
 	}
 	tw.Flush()
 	if c := r.row("c"); c != nil {
-		fmt.Fprintf(w, "(c) is: bash -c '%s' bash AGENT…\n", r.Tee)
+		// Quoted for a POSIX shell, so the line can be pasted to rerun (c).
+		fmt.Fprintf(w, "(c) is: bash -c '%s' bash AGENT…\n", strings.ReplaceAll(r.Tee, "'", `'\''`))
 	}
 	for _, row := range r.Rows {
 		if row.CaptureNote != "" {
