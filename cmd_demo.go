@@ -24,7 +24,7 @@ func init() {
 		usage:   "[--dir DIR] [--capture FILE] [--no-inspect] [--cancel] [--quiet-agent]",
 		summary: "run a built-in ACP client and agent through the proxy into a capture, then show it",
 		example: `  acpscope demo
-  acpscope demo --no-inspect --capture /tmp/demo.acpscope && acpscope dump /tmp/demo.acpscope`,
+  acpscope demo --no-inspect --dir /tmp/acpscope-demo && acpscope dump --dir /tmp/acpscope-demo latest`,
 		setup: func(fs *flag.FlagSet) {
 			fs.String("capture", "", "write the capture to this file")
 			captureDirFlag(fs)
@@ -43,6 +43,11 @@ func runDemo(fs *flag.FlagSet, args []string) (int, error) {
 	path, err := newCapturePath(fs, "acpscope-demo-agent")
 	if err != nil {
 		return 1, err
+	}
+	// The proxy would forward without recording rather than overwrite,
+	// and the summary would then describe the old file.
+	if _, err := os.Lstat(path); err == nil {
+		return 2, usageErrorf("%s already exists: the demo records a new capture; choose another --capture, or remove it first", path)
 	}
 	self, err := os.Executable()
 	if err != nil {

@@ -19,7 +19,7 @@ func init() {
 		usage:   "[CAPTURE] [--format table|jsonl|raw] [--filter EXPR]",
 		summary: "print a capture: a table, JSONL for jq, or the exact wire lines",
 		example: `  acpscope dump latest
-  acpscope dump latest --format jsonl | jq -c 'select(.method=="session/prompt") | .msg.params'
+  acpscope dump latest --format jsonl | jq -c 'select(.kind=="request" and .method=="session/prompt") | .msg.params'
   acpscope dump 20261121T1204 --filter 'method:session/prompt or error'
   acpscope dump latest --format raw --filter dir:agent > agent-stdout.ndjson`,
 		setup: func(fs *flag.FlagSet) {
@@ -131,10 +131,10 @@ func parseFilterFlag(fs *flag.FlagSet) (*capture.Filter, error) {
 	f, err := capture.ParseFilter(expr)
 	var fe *capture.FilterError
 	if errors.As(err, &fe) { // its own text starts "filter:" too
-		return nil, usageErrorf("bad --filter at byte %d: %s ('acpscope dump --help-filter' shows the language)", fe.Pos, fe.Msg)
+		return nil, usageErrorf("bad --filter at byte %d: %s ('%s --help-filter' shows the language)", fe.Pos, fe.Msg, fs.Name())
 	}
 	if err != nil {
-		return nil, usageErrorf("bad --filter: %v ('acpscope dump --help-filter' shows the language)", err)
+		return nil, usageErrorf("bad --filter: %v ('%s --help-filter' shows the language)", err, fs.Name())
 	}
 	return f, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,14 +54,14 @@ func runExport(fs *flag.FlagSet, args []string) (int, error) {
 	}
 	path, err := resolveCapture(fs, args[0])
 	if err != nil {
-		return 2, err
+		return captureErrCode(err), err
 	}
 	src, err := capture.Open(path)
 	if errors.Is(err, capture.ErrLive) {
 		return 2, fmt.Errorf("%s is still being written by a running proxy: export it once its agent has exited (`acpscope dump` reads it now)", path)
 	}
 	if err != nil {
-		return 2, err
+		return captureErrCode(err), err
 	}
 	defer src.Close()
 	opts := capture.ExportOptions{SourceName: filepath.Base(path)}
@@ -89,8 +90,11 @@ func runExport(fs *flag.FlagSet, args []string) (int, error) {
 	default:
 		return 2, usageErrorf("unknown --format %q (want capture, jsonl or mermaid)", format)
 	}
+	if errors.Is(err, iofs.ErrExist) {
+		return 2, fmt.Errorf("%s already exists: export does not overwrite; choose another -o, or remove it first", out)
+	}
 	if err != nil {
-		return 2, err
+		return 1, err
 	}
 	reportRedactions(os.Stderr, res, opts, format, out)
 	return 0, nil
@@ -150,7 +154,7 @@ func reportRedactions(w io.Writer, res capture.ExportResult, opts capture.Export
 		b.WriteString("\n")
 	}
 	if !opts.NoRedact && format != "mermaid" {
-		fmt.Fprintf(&b, "acpscope export: redacted %d values", len(res.Redactions))
+		fmt.Fprintf(&b, "acpscope export: redacted %s", replay.Count(len(res.Redactions), "value", "values"))
 		if len(res.Redactions) > 0 {
 			b.WriteString(":")
 		}

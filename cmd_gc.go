@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
@@ -19,7 +20,7 @@ func init() {
   acpscope gc --older-than 168h --max-total 500MB`,
 		setup: func(fs *flag.FlagSet) {
 			captureDirFlag(fs)
-			fs.Duration("older-than", 30*24*time.Hour, "delete finished captures that started longer ago than this")
+			fs.Duration("older-than", 30*24*time.Hour, "delete finished captures started (or imported) longer ago than this")
 			fs.String("max-total", "2GiB", "then delete the oldest finished captures until the rest fit in this size")
 			fs.Bool("dry-run", false, "say what would be deleted, delete nothing")
 		},
@@ -70,25 +71,36 @@ func gcSummary(dryRun bool, n, of int, size int64) string {
 	return fmt.Sprintf("%s %d of %d captures, %s", verb, n, of, humanBytes(size))
 }
 
-// pickGarbage chooses what gc deletes from a newest-first listing: finished
-// captures started before cutoff, then the oldest finished ones until the
+// pickGarbage chooses what gc deletes: finished captures last touched
+// before cutoff, then the least recently touched finished ones until the
 // rest fit in maxTotal. Live captures are never chosen.
-func pickGarbage(newestFirst []capture.Info, cutoff time.Time, maxTotal int64) []capture.Info {
+func pickGarbage(infos []capture.Info, cutoff time.Time, maxTotal int64) []capture.Info {
 	var total int64
-	for _, in := range newestFirst {
+	for _, in := range infos {
 		total += in.Size
 	}
+	oldestFirst := slices.Clone(infos)
+	slices.SortStableFunc(oldestFirst, func(a, b capture.Info) int { return lastTouched(a).Compare(lastTouched(b)) })
 	var doomed []capture.Info
-	for i := len(newestFirst) - 1; i >= 0; i-- {
-		in := newestFirst[i]
+	for _, in := range oldestFirst {
 		if in.Live {
 			continue
 		}
-		tooOld := in.Err == nil && in.Meta.Start.Before(cutoff)
+		tooOld := in.Err == nil && lastTouched(in).Before(cutoff)
 		if tooOld || total > maxTotal {
 			doomed = append(doomed, in)
 			total -= in.Size
 		}
 	}
 	return doomed
+}
+
+// lastTouched is when a capture started or its file was last written,
+// whichever is later: a capture imported today from last year's bug
+// report is as new as its import.
+func lastTouched(in capture.Info) time.Time {
+	if in.Modified.After(in.Meta.Start) {
+		return in.Modified
+	}
+	return in.Meta.Start
 }

@@ -31,13 +31,19 @@ func TestParseSize(t *testing.T) {
 func TestPickGarbage(t *testing.T) {
 	now := time.Now()
 	info := func(name string, age time.Duration, size int64, live bool) capture.Info {
-		return capture.Info{Path: name, Size: size, Live: live, Meta: capture.Meta{Start: now.Add(-age)}}
+		return capture.Info{Path: name, Size: size, Live: live, Meta: capture.Meta{Start: now.Add(-age)}, Modified: now.Add(-age)}
+	}
+	imported := func(name string, age time.Duration, size int64) capture.Info {
+		in := info(name, age, size, false)
+		in.Modified = now.Add(-time.Minute)
+		return in
 	}
 	newestFirst := []capture.Info{
 		info("new", time.Hour, 100, false),
 		info("live-old", 90*24*time.Hour, 100, true),
 		info("mid", 10*24*time.Hour, 100, false),
 		info("old", 40*24*time.Hour, 100, false),
+		imported("imported-today", 400*24*time.Hour, 100),
 	}
 	tests := []struct {
 		name     string
@@ -45,8 +51,8 @@ func TestPickGarbage(t *testing.T) {
 		want     []string
 	}{
 		{"age only", 1 << 30, []string{"old"}},
-		{"size too", 250, []string{"old", "mid"}},
-		{"never the live one", 0, []string{"old", "mid", "new"}},
+		{"size too", 350, []string{"old", "mid"}},
+		{"never the live one", 0, []string{"old", "mid", "new", "imported-today"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

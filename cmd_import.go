@@ -49,8 +49,11 @@ func runImport(fs *flag.FlagSet, args []string) (int, error) {
 	if errors.Is(err, iofs.ErrExist) {
 		return 2, fmt.Errorf("%s already exists: choose another -o, or remove it first", out)
 	}
-	if err != nil {
+	if errors.Is(err, iofs.ErrNotExist) || errors.Is(err, capture.ErrUnknownFormat) {
 		return 2, err
+	}
+	if err != nil {
+		return 1, err
 	}
 	fmt.Fprintf(os.Stderr, "acpscope import: %d records from %s (%s)\n", res.Records, args[0], res.Format)
 	fmt.Println(out)

@@ -20,7 +20,7 @@ func init() {
 		name:    "lint",
 		usage:   "[flags] [CAPTURE]",
 		summary: "check a capture against JSON-RPC 2.0, the stdio and HTTP transports and the ACP lifecycle",
-		example: `  acpscope lint                                      # the latest capture: findings as text; exit 1 when any is an error
+		example: `  acpscope lint                                      # the latest capture: findings as text; exit 1 when any is an error, 2 when it cannot lint
   acpscope lint --min-severity warning cap.acpscope  # hide info findings
   acpscope lint --session sess_abc --format json cap.acpscope | jq .
   acpscope lint --schema schema/v1/schema.json cap.acpscope   # also validate against the ACP schema
@@ -79,7 +79,7 @@ func runLint(fs *flag.FlagSet, args []string) (int, error) {
 	}
 	path, err := oneCapture(fs, args)
 	if err != nil {
-		return captureErrCode(err), err
+		return 2, err
 	}
 	code, err := lintCapture(os.Stdout, os.Stderr, path, f, schema)
 	return code, pickedNewest(args, err)
@@ -87,11 +87,12 @@ func runLint(fs *flag.FlagSet, args []string) (int, error) {
 
 // lintCapture lints the capture at path, stores the findings unless told
 // not to, prints those that pass the filters and returns the exit code:
-// 1 when an error-severity finding is shown.
+// 1 when an error-severity finding is shown, 2 when it cannot lint (so a
+// CI gate tells a broken capture from a broken agent, as diff(1) does).
 func lintCapture(stdout, stderr io.Writer, path string, f lintFlags, schema *protocol.SchemaValidator) (int, error) {
 	msgs, sessions, finished, live, err := loadLintMsgs(path)
 	if err != nil {
-		return 1, err
+		return 2, err
 	}
 	if f.session != "" && !hasSessionRecord(sessions, f.session) {
 		return 2, usageErrorf("no session %q in the capture (sessions: %s)", f.session, strings.Join(sessionList(sessions), ", "))
@@ -106,7 +107,7 @@ func lintCapture(stdout, stderr io.Writer, path string, f lintFlags, schema *pro
 	}
 	shown := filterFindings(all, f.min, f.session, sessions)
 	if err := printFindings(stdout, f.format, shown); err != nil {
-		return 1, err
+		return 2, err
 	}
 	for _, fd := range shown {
 		if fd.Severity == protocol.Error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -70,9 +71,9 @@ func writeLsRow(tw *tabwriter.Writer, in capture.Info) {
 	if in.Live {
 		end = time.Now()
 	}
-	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\n",
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n",
 		name, m.Start.Local().Format("2006-01-02 15:04:05"), orDash(m.Agent), humanDuration(end.Sub(m.Start)),
-		in.Messages, humanBytes(in.Size), captureState(in), lossText(m.Loss), in.Findings)
+		in.Messages, humanBytes(in.Size), captureState(in), lossText(m.Loss), findingsText(in.Findings))
 }
 
 // captureState says whether a capture is live, and how its agent ended.
@@ -97,6 +98,14 @@ func lossText(l capture.Loss) string {
 	return fmt.Sprintf("%d msgs", l.Messages)
 }
 
+// findingsText shows a capture never linted as "-", not as a clean 0.
+func findingsText(n int) string {
+	if n < 0 {
+		return "-"
+	}
+	return strconv.Itoa(n)
+}
+
 func orDash(s string) string {
 	if s == "" {
 		return "-"
@@ -110,13 +119,16 @@ func printLsJSON(infos []capture.Info) error {
 		Live     bool         `json:"live"`
 		Size     int64        `json:"size"`
 		Messages uint64       `json:"messages"`
-		Findings int          `json:"findings"`
+		Findings *int         `json:"findings"` // null: never linted
 		Meta     capture.Meta `json:"meta"`
 		Error    string       `json:"error,omitempty"`
 	}
 	rows := make([]row, 0, len(infos))
 	for _, in := range infos {
-		r := row{Path: in.Path, Live: in.Live, Size: in.Size, Messages: in.Messages, Findings: in.Findings, Meta: in.Meta}
+		r := row{Path: in.Path, Live: in.Live, Size: in.Size, Messages: in.Messages, Meta: in.Meta}
+		if in.Findings >= 0 {
+			r.Findings = &in.Findings
+		}
 		if in.Err != nil {
 			r.Error = in.Err.Error()
 		}

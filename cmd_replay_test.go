@@ -199,7 +199,7 @@ func TestCmdExportAndImport(t *testing.T) {
 	if bytes.Contains(raw, []byte(demo.SecretValue)) || strings.Contains(errOut, demo.SecretValue) {
 		t.Errorf("the MCP env secret survived the export")
 	}
-	if !strings.Contains(errOut, "params.mcpServers.0.env.0.value") || !strings.Contains(errOut, "redacted 1 values") {
+	if !strings.Contains(errOut, "params.mcpServers.0.env.0.value") || !strings.Contains(errOut, "redacted 1 value:") {
 		t.Errorf("export did not list what it redacted:\n%s", errOut)
 	}
 

@@ -45,6 +45,10 @@ func runTail(fs *flag.FlagSet, args []string) (int, error) {
 	if format != "table" && format != "jsonl" {
 		return 2, usageErrorf("unknown --format %q: use table or jsonl%s", format, formatNotFileHint(format))
 	}
+	lines, _ := fs.GetInt("lines")
+	if lines < 0 {
+		return 2, usageErrorf("-n %d: give the number of earlier records to show, 0 or more", lines)
+	}
 	src, filter, code, err := openFiltered(fs, args, tailTarget, capture.OpenSource)
 	if err != nil {
 		return code, err
@@ -57,9 +61,8 @@ func runTail(fs *flag.FlagSet, args []string) (int, error) {
 		// capture stood when its feed answered.
 		last = live.LastAtOpen()
 	}
-	lines, _ := fs.GetInt("lines")
 	from := uint64(1)
-	if lines >= 0 && last > uint64(lines) {
+	if last > uint64(lines) {
 		from = last - uint64(lines) + 1
 	}
 	if !isLive {

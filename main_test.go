@@ -157,6 +157,7 @@ func TestBadInputErrors(t *testing.T) {
 	if err := os.WriteFile(older, bytes.Repeat([]byte("not a capture "), 500), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	readable := finishedCapture(t, t.TempDir())
 	tests := []struct {
 		name   string
 		args   []string
@@ -164,6 +165,13 @@ func TestBadInputErrors(t *testing.T) {
 		stderr string
 	}{
 		{"missing --", []string{"--dir", dir, testagentBin}, 2, "must follow '--'"},
+		{"demo into an existing file", []string{"demo", "--no-inspect", "--capture", corrupt}, 2, "already exists: the demo records a new capture"},
+		{"export over an existing file", []string{"export", readable, "-o", corrupt}, 2, "already exists: export does not overwrite"},
+		{"export of a corrupt capture", []string{"export", corrupt, "-o", filepath.Join(t.TempDir(), "x.acpscope")}, 1, "corrupt"},
+		{"lint of a corrupt capture", []string{"lint", corrupt}, 2, "corrupt"},
+		{"negative -n: tail", []string{"tail", "--dir", dir, "-n", "-5", readable}, 2, "-n -5: give the number"},
+		{"bad filter: tail names its own help", []string{"tail", readable, "--filter", "kind:bogus"}, 2, "'acpscope tail --help-filter'"},
+		{"bad kind lists every kind", []string{"dump", readable, "--filter", "kind:bogus"}, 2, "invalid-json, invalid-utf8, nonprotocol"},
 		{"agent not found", []string{"--dir", dir, "--", "no-such-agent-acpscope-test"}, 127, "no-such-agent-acpscope-test"},
 		{"unknown command", []string{"dumpp"}, 2, "unknown command"},
 		{"unknown capture", []string{"dump", "--dir", dir, "nosuchcapture"}, 2, "acpscope ls"},
@@ -176,9 +184,9 @@ func TestBadInputErrors(t *testing.T) {
 		{"extra argument: dump", []string{"dump", "--dir", dir, "latest", "extra"}, 2, "expected one CAPTURE"},
 		{"extra argument: tail", []string{"tail", "--dir", dir, "a", "b"}, 2, "expected one CAPTURE"},
 		{"corrupt capture", []string{"dump", "--dir", dir, corrupt}, 1, "corrupt"},
-		{"newest is corrupt: dump", []string{"dump", "--dir", dir}, 1, filepath.Base(corrupt) + ": capture file is corrupt or truncated"},
-		{"newest is corrupt: dump hint", []string{"dump", "--dir", dir}, 1, "the newest was chosen; name another one: `acpscope ls`"},
-		{"newest is corrupt: tail", []string{"tail", "--dir", dir}, 1, "`acpscope ls` lists them"},
+		{"every capture corrupt: dump", []string{"dump", "--dir", dir}, 1, filepath.Base(corrupt) + ": capture file is corrupt or truncated"},
+		{"every capture corrupt: dump says so", []string{"dump", "--dir", dir}, 1, "no capture in " + dir + " can be read"},
+		{"every capture corrupt: tail", []string{"tail", "--dir", dir}, 1, "`acpscope ls` lists them"},
 		{"bad filter", []string{"dump", "--dir", dir, corrupt, "--filter", "method:x and (dir:client"}, 2, "bad --filter"},
 		{"bad format", []string{"dump", "--dir", dir, "--format", "xml"}, 2, "unknown --format"},
 		{"-o taken for an output file", []string{"dump", "--dir", dir, "-o", "out.txt"}, 2, "to write to a file, redirect stdout: > out.txt"},
@@ -207,6 +215,28 @@ func TestBadInputErrors(t *testing.T) {
 	}
 	if !strings.Contains(ls.stderr, filepath.Base(corrupt)) || !strings.Contains(ls.stderr, "corrupt") {
 		t.Errorf("ls should say on stderr why %s is unreadable, got %q", filepath.Base(corrupt), ls.stderr)
+	}
+}
+
+// TestLatestSkipsUnreadable: one unreadable file (a proxy killed while
+// creating it, a bad copy) must not hide the captures behind it from
+// commands that take the newest; ls still lists it.
+func TestLatestSkipsUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	finishedCapture(t, dir)
+	broken := filepath.Join(dir, "20991231T000000Z-broken-9.acpscope")
+	if err := os.WriteFile(broken, bytes.Repeat([]byte("not a capture "), 500), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ls := runCLI(t, nil, "ls", "--dir", dir)
+	if first := strings.SplitN(ls.stdout, "\n", 3); len(first) < 2 || !strings.Contains(first[1], "unreadable") {
+		t.Fatalf("the unreadable capture should be listed first, as the newest:\n%s", ls.stdout)
+	}
+	if r := runCLI(t, nil, "dump", "--dir", dir); r.code != 0 || !strings.Contains(r.stdout, "session/new") {
+		t.Errorf("dump: exit %d, stdout %q, stderr %q; want the readable capture", r.code, r.stdout, r.stderr)
+	}
+	if r := runCLI(t, nil, "lint", "--dir", dir, "--no-save"); r.code == 2 || strings.Contains(r.stderr, "corrupt") {
+		t.Errorf("lint: exit %d, stderr %q; want the readable capture linted", r.code, r.stderr)
 	}
 }
 
@@ -600,4 +630,28 @@ func TestTailStopsResumingWithoutProgress(t *testing.T) {
 		t.Fatalf("tail: exit %d\n%s", res.code, res.stderr)
 	}
 	assertEachPrintedOnce(t, res.stdout)
+}
+
+// TestLsFindingsNeverLinted: a capture never linted shows no count (null
+// in JSON), so it does not pass for one lint found clean.
+func TestLsFindingsNeverLinted(t *testing.T) {
+	dir := t.TempDir()
+	finishedCapture(t, dir)
+	findings := func() any {
+		r := runCLI(t, nil, "ls", "--dir", dir, "--json")
+		var rows []map[string]any
+		if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || len(rows) != 1 {
+			t.Fatalf("ls --json: %v, %d rows:\n%s%s", err, len(rows), r.stdout, r.stderr)
+		}
+		return rows[0]["findings"]
+	}
+	if f := findings(); f != nil {
+		t.Errorf("before lint: findings %v, want null", f)
+	}
+	if r := runCLI(t, nil, "lint", "--dir", dir); r.code == 2 {
+		t.Fatalf("lint: exit 2: %s", r.stderr)
+	}
+	if f, ok := findings().(float64); !ok || f < 0 {
+		t.Errorf("after lint: findings %v, want a count", findings())
+	}
 }

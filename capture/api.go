@@ -61,7 +61,8 @@ type Source interface {
 	// Scan calls fn with each record from seq on, in order, without
 	// bodies, until fn returns false or the records end.
 	Scan(from uint64, fn func(*Record) bool) error
-	// Findings returns the stored lint findings.
+	// Findings returns the stored lint findings: nil when the capture
+	// was never linted, empty when lint found nothing.
 	Findings() ([]Finding, error)
 	Close() error
 }

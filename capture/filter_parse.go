@@ -354,7 +354,7 @@ func filterFieldHint(name string) string {
 	case "dir":
 		return "client or agent"
 	case "kind":
-		return "request, notification, response, error, batch, invalid, stderr or nonprotocol"
+		return "request, notification, response, error, batch, stderr, invalid-json, invalid-utf8, nonprotocol, or invalid for any of the last three"
 	case "flag":
 		var names []string
 		for f := wire.Flags(1); f != 0 && f <= wire.FlagAfterExit; f <<= 1 {

@@ -28,8 +28,9 @@ type Info struct {
 	Live     bool
 	Size     int64
 	Messages uint64
-	Findings int
-	Err      error // set when the file could not be read; listed anyway
+	Modified time.Time // the file's modification time
+	Findings int       // stored lint findings; -1 when never linted
+	Err      error     // set when the file could not be read; listed anyway
 }
 
 // DefaultDir returns the capture directory: $ACPSCOPE_DIR, else
@@ -119,9 +120,9 @@ func List(dir string) ([]Info, error) {
 
 // Stat describes one capture as List does.
 func Stat(path string) Info {
-	in := Info{Path: path}
+	in := Info{Path: path, Findings: -1}
 	if fi, err := os.Stat(path); err == nil {
-		in.Size = fi.Size()
+		in.Size, in.Modified = fi.Size(), fi.ModTime()
 	}
 	if m, last, ok := peekLive(path); ok {
 		in.Live, in.Meta, in.Messages = true, m, last
@@ -139,15 +140,15 @@ func Stat(path string) Info {
 	}
 	defer r.Close()
 	in.Meta, in.Messages = r.Meta(), r.Last()
-	if fs, err := r.Findings(); err == nil {
+	if fs, err := r.Findings(); err == nil && fs != nil {
 		in.Findings = len(fs)
 	}
 	return in
 }
 
 // Resolve turns what a user typed (a path, a file name in the capture
-// directory, a unique prefix or substring of one, or "latest"/"last")
-// into a capture path.
+// directory, a unique prefix or substring of one, or "latest"/"last",
+// the newest capture that can be read) into a capture path.
 func Resolve(dir, name string) (string, error) {
 	if name == "" || name == "latest" || name == "last" {
 		infos, err := List(dir)
@@ -157,7 +158,14 @@ func Resolve(dir, name string) (string, error) {
 		if len(infos) == 0 {
 			return "", fmt.Errorf("%w: there are no captures in %s yet", ErrNotFound, dir)
 		}
-		return infos[0].Path, nil
+		// One unreadable file (a crash mid-create, a copy gone wrong)
+		// must not hide every capture behind it; ls lists it.
+		for _, in := range infos {
+			if in.Err == nil {
+				return in.Path, nil
+			}
+		}
+		return "", fmt.Errorf("%s: %w; no capture in %s can be read (`acpscope ls` lists them)", infos[0].Path, infos[0].Err, dir)
 	}
 	if fi, err := os.Stat(name); err == nil && !fi.IsDir() {
 		return name, nil

@@ -370,9 +370,12 @@ func readFindings(tx *bolt.Tx) ([]Finding, error) {
 	if v == nil {
 		return nil, nil
 	}
-	var fs []Finding
+	fs := []Finding{} // non-nil: linted, even when lint found nothing
 	if err := json.Unmarshal(v, &fs); err != nil {
 		return nil, fmt.Errorf("stored findings: %w", err)
+	}
+	if fs == nil {
+		fs = []Finding{}
 	}
 	return fs, nil
 }

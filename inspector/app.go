@@ -61,7 +61,7 @@ func Run(opts Options) error {
 	if src == nil && opts.Path != "" {
 		var err error
 		if src, err = capture.OpenSource(opts.Path); err != nil {
-			return fmt.Errorf("opening capture %q: %w", opts.Path, err)
+			return err // it names the file and what to do
 		}
 	}
 	a := newApp(opts)
