@@ -3,6 +3,7 @@ package inspector
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,7 +28,8 @@ type statsView struct {
 // methodStats accumulates one method's numbers.
 type methodStats struct {
 	method    string
-	count     int
+	count     int // messages: requests, their responses, notifications
+	calls     int // requests alone
 	errors    int
 	bytes     int64
 	latencies []time.Duration
@@ -97,6 +99,9 @@ func (s *stats) add(r *capture.Record) {
 	}
 	m.count++
 	m.bytes += r.Size
+	if r.Kind == wire.KindRequest {
+		m.calls++
+	}
 	if r.Kind == wire.KindError {
 		m.errors++
 	}
@@ -141,7 +146,7 @@ func (s *stats) render(width int) string {
 		}
 		return ms[i].method < ms[j].method
 	})
-	fmt.Fprintf(&b, "[yellow]%-24s %6s %6s %7s %7s %7s %7s %7s[-]\n", "method", "count", "errors", "p50", "p95", "p99", "max", "bytes")
+	fmt.Fprintf(&b, "[yellow]%-24s %6s %6s %6s %7s %7s %7s %7s %7s[-]\n", "method", "calls", "msgs", "errors", "p50", "p95", "p99", "max", "bytes")
 	for _, m := range ms {
 		name := m.method
 		if len(name) > 24 {
@@ -157,7 +162,11 @@ func (s *stats) render(width int) string {
 			}
 			return shortDuration(percentile(m.latencies, p))
 		}
-		fmt.Fprintf(&b, "%-24s %6d %s %7s %7s %7s %7s %7s\n", tview.Escape(name), m.count, errs,
+		calls := "-"
+		if m.calls > 0 {
+			calls = strconv.Itoa(m.calls)
+		}
+		fmt.Fprintf(&b, "%-24s %6s %6d %s %7s %7s %7s %7s %7s\n", tview.Escape(name), calls, m.count, errs,
 			lat(0.50), lat(0.95), lat(0.99), lat(1), humanBytes(m.bytes))
 	}
 	b.WriteString("\n[yellow]latency histogram[-] (responses)\n")
