@@ -93,6 +93,9 @@ func runExport(fs *flag.FlagSet, args []string) (int, error) {
 	if errors.Is(err, iofs.ErrExist) {
 		return 2, fmt.Errorf("%s already exists: export does not overwrite; choose another -o, or remove it first", out)
 	}
+	if errors.Is(err, capture.ErrBadOption) || errors.Is(err, capture.ErrManySessions) {
+		return 2, usageErrorf("%v", err)
+	}
 	if err != nil {
 		return 1, err
 	}

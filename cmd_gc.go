@@ -71,9 +71,9 @@ func gcSummary(dryRun bool, n, of int, size int64) string {
 	return fmt.Sprintf("%s %d of %d captures, %s", verb, n, of, humanBytes(size))
 }
 
-// pickGarbage chooses what gc deletes: finished captures last touched
-// before cutoff, then the least recently touched finished ones until the
-// rest fit in maxTotal. Live captures are never chosen.
+// pickGarbage chooses what gc deletes: finished captures started (or
+// imported) before cutoff, then the oldest finished ones by that time
+// until the rest fit in maxTotal. Live captures are never chosen.
 func pickGarbage(infos []capture.Info, cutoff time.Time, maxTotal int64) []capture.Info {
 	var total int64
 	for _, in := range infos {
@@ -95,12 +95,12 @@ func pickGarbage(infos []capture.Info, cutoff time.Time, maxTotal int64) []captu
 	return doomed
 }
 
-// lastTouched is when a capture started or its file was last written,
-// whichever is later: a capture imported today from last year's bug
-// report is as new as its import.
+// lastTouched is when a capture started or was imported, whichever is
+// later: a capture imported today from last year's bug report is as new
+// as its import. (Not the file's mtime: storing lint findings moves it.)
 func lastTouched(in capture.Info) time.Time {
-	if in.Modified.After(in.Meta.Start) {
-		return in.Modified
+	if t, err := time.Parse(time.RFC3339, in.Meta.Notes[capture.NoteImportedAt]); err == nil && t.After(in.Meta.Start) {
+		return t
 	}
 	return in.Meta.Start
 }

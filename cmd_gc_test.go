@@ -31,11 +31,11 @@ func TestParseSize(t *testing.T) {
 func TestPickGarbage(t *testing.T) {
 	now := time.Now()
 	info := func(name string, age time.Duration, size int64, live bool) capture.Info {
-		return capture.Info{Path: name, Size: size, Live: live, Meta: capture.Meta{Start: now.Add(-age)}, Modified: now.Add(-age)}
+		return capture.Info{Path: name, Size: size, Live: live, Meta: capture.Meta{Start: now.Add(-age)}}
 	}
 	imported := func(name string, age time.Duration, size int64) capture.Info {
 		in := info(name, age, size, false)
-		in.Modified = now.Add(-time.Minute)
+		in.Meta.Notes = map[string]string{capture.NoteImportedAt: now.Add(-time.Minute).UTC().Format(time.RFC3339)}
 		return in
 	}
 	newestFirst := []capture.Info{

@@ -57,6 +57,11 @@ func runReplay(fs *flag.FlagSet, args []string) (int, error) {
 	if dash != 1 || len(args) < 2 {
 		return 2, usageErrorf("expected CAPTURE -- AGENT CMD…, got %q", args)
 	}
+	if path, _ := fs.GetString("capture"); path != "" {
+		if _, err := os.Lstat(path); err == nil {
+			return 2, usageErrorf("--capture %s already exists: choose another file, or remove it first", path)
+		}
+	}
 	return replayAsClient(fs, args[0], args[1:])
 }
 

@@ -47,7 +47,7 @@ func runTail(fs *flag.FlagSet, args []string) (int, error) {
 	}
 	lines, _ := fs.GetInt("lines")
 	if lines < 0 {
-		return 2, usageErrorf("-n %d: give the number of earlier records to show, 0 or more", lines)
+		return 2, usageErrorf("-n/--lines %d: give the number of earlier records to show, 0 or more", lines)
 	}
 	src, filter, code, err := openFiltered(fs, args, tailTarget, capture.OpenSource)
 	if err != nil {
@@ -82,7 +82,7 @@ func runTail(fs *flag.FlagSet, args []string) (int, error) {
 }
 
 // tailTarget picks the capture to follow: the one named, or the newest
-// live one, or failing that the newest.
+// live one, or failing that the newest that opens.
 func tailTarget(fs *flag.FlagSet, args []string) (string, error) {
 	if len(args) > 0 {
 		return oneCapture(fs, args)
@@ -99,7 +99,7 @@ func tailTarget(fs *flag.FlagSet, args []string) (string, error) {
 	if len(infos) == 0 {
 		return "", fmt.Errorf("%w: there are no captures in %s yet: start an agent through 'acpscope -- AGENT CMD…' first", capture.ErrNotFound, dir)
 	}
-	return infos[0].Path, nil
+	return capture.Resolve(dir, "latest") // the newest that opens
 }
 
 // followRecords prints records from seq from on; with a live source it

@@ -167,9 +167,12 @@ func TestBadInputErrors(t *testing.T) {
 		{"missing --", []string{"--dir", dir, testagentBin}, 2, "must follow '--'"},
 		{"demo into an existing file", []string{"demo", "--no-inspect", "--capture", corrupt}, 2, "already exists: the demo records a new capture"},
 		{"export over an existing file", []string{"export", readable, "-o", corrupt}, 2, "already exists: export does not overwrite"},
+		{"export of a session not there", []string{"export", readable, "--session", "nosuch", "-o", filepath.Join(t.TempDir(), "x.acpscope")}, 2, `no session "nosuch"`},
+		{"export with a bad redaction pattern", []string{"export", readable, "--redact-re", "(", "--format", "jsonl"}, 2, "redaction pattern"},
+		{"replay recording over an existing file", []string{"replay", "--capture", corrupt, readable, "--", testagentBin}, 2, "--capture " + corrupt + " already exists"},
 		{"export of a corrupt capture", []string{"export", corrupt, "-o", filepath.Join(t.TempDir(), "x.acpscope")}, 1, "corrupt"},
 		{"lint of a corrupt capture", []string{"lint", corrupt}, 2, "corrupt"},
-		{"negative -n: tail", []string{"tail", "--dir", dir, "-n", "-5", readable}, 2, "-n -5: give the number"},
+		{"negative -n: tail", []string{"tail", "--dir", dir, "-n", "-5", readable}, 2, "-n/--lines -5: give the number"},
 		{"bad filter: tail names its own help", []string{"tail", readable, "--filter", "kind:bogus"}, 2, "'acpscope tail --help-filter'"},
 		{"bad kind lists every kind", []string{"dump", readable, "--filter", "kind:bogus"}, 2, "invalid-json, invalid-utf8, nonprotocol"},
 		{"agent not found", []string{"--dir", dir, "--", "no-such-agent-acpscope-test"}, 127, "no-such-agent-acpscope-test"},
@@ -186,7 +189,7 @@ func TestBadInputErrors(t *testing.T) {
 		{"corrupt capture", []string{"dump", "--dir", dir, corrupt}, 1, "corrupt"},
 		{"every capture corrupt: dump", []string{"dump", "--dir", dir}, 1, filepath.Base(corrupt) + ": capture file is corrupt or truncated"},
 		{"every capture corrupt: dump says so", []string{"dump", "--dir", dir}, 1, "no capture in " + dir + " can be read"},
-		{"every capture corrupt: tail", []string{"tail", "--dir", dir}, 1, "`acpscope ls` lists them"},
+		{"every capture corrupt: tail", []string{"tail", "--dir", dir}, 1, "no capture in " + dir + " can be read"},
 		{"bad filter", []string{"dump", "--dir", dir, corrupt, "--filter", "method:x and (dir:client"}, 2, "bad --filter"},
 		{"bad format", []string{"dump", "--dir", dir, "--format", "xml"}, 2, "unknown --format"},
 		{"-o taken for an output file", []string{"dump", "--dir", dir, "-o", "out.txt"}, 2, "to write to a file, redirect stdout: > out.txt"},
@@ -237,6 +240,9 @@ func TestLatestSkipsUnreadable(t *testing.T) {
 	}
 	if r := runCLI(t, nil, "lint", "--dir", dir, "--no-save"); r.code == 2 || strings.Contains(r.stderr, "corrupt") {
 		t.Errorf("lint: exit %d, stderr %q; want the readable capture linted", r.code, r.stderr)
+	}
+	if r := runCLI(t, nil, "tail", "--dir", dir); r.code != 0 || !strings.Contains(r.stdout, "session/new") {
+		t.Errorf("tail: exit %d, stdout %q, stderr %q; want the readable capture", r.code, r.stdout, r.stderr)
 	}
 }
 
@@ -653,5 +659,36 @@ func TestLsFindingsNeverLinted(t *testing.T) {
 	}
 	if f, ok := findings().(float64); !ok || f < 0 {
 		t.Errorf("after lint: findings %v, want a count", findings())
+	}
+}
+
+// TestGCKeepsFreshImports: a session from years ago imported today is
+// new here, and storing lint findings in it does not change its age.
+func TestGCKeepsFreshImports(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(t.TempDir(), "old.jsonl")
+	old := `{"dir":"client","msg":{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}},"time":"2020-03-04T05:06:07Z"}
+{"dir":"agent","msg":{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}},"time":"2020-03-04T05:06:08Z"}
+`
+	if err := os.WriteFile(src, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := runCLI(t, nil, "import", "--dir", dir, src); r.code != 0 {
+		t.Fatalf("import: exit %d: %s", r.code, r.stderr)
+	}
+	for _, step := range []string{"imported", "linted"} {
+		if step == "linted" {
+			if r := runCLI(t, nil, "lint", "--dir", dir); r.code == 2 {
+				t.Fatalf("lint: %s", r.stderr)
+			}
+		}
+		r := runCLI(t, nil, "gc", "--dir", dir, "--older-than", "720h", "--dry-run")
+		if r.code != 0 || !strings.Contains(r.stderr, "would delete 0 of 1 captures") {
+			t.Errorf("%s: gc --dry-run: exit %d, stderr %q; want the import kept", step, r.code, r.stderr)
+		}
+	}
+	r := runCLI(t, nil, "gc", "--dir", dir, "--older-than", "1ns", "--dry-run")
+	if !strings.Contains(r.stderr, "would delete 1 of 1 captures") {
+		t.Errorf("gc --older-than 1ns --dry-run: stderr %q; want the capture chosen", r.stderr)
 	}
 }

@@ -17,4 +17,14 @@ var (
 	ErrNoRecord = errors.New("no such record")
 	// ErrClosed: the writer or reader was closed.
 	ErrClosed = errors.New("capture closed")
+	// ErrBadOption: an export or selection option names something the
+	// capture lacks, or does not parse (the caller's to fix).
+	ErrBadOption = errors.New("bad option")
 )
+
+// optionError is an ErrBadOption whose text is its own message alone.
+type optionError struct{ error }
+
+func (optionError) Is(target error) bool { return target == ErrBadOption }
+
+func badOption(err error) error { return optionError{err} }

@@ -75,7 +75,7 @@ func SelectSession(src Source, session string) (Selection, error) {
 	case session == "" && len(sel.Sessions) == 1:
 		session = sel.Sessions[0]
 	case session != "" && connsOf[session] == nil:
-		return sel, fmt.Errorf("no session %q in the capture (sessions: %s)", session, strings.Join(sel.Sessions, ", "))
+		return sel, badOption(fmt.Errorf("no session %q in the capture (sessions: %s)", session, strings.Join(sel.Sessions, ", ")))
 	}
 	sel.Session = session
 	err = src.Scan(1, func(r *Record) bool {

@@ -90,11 +90,17 @@ func isBolt(head []byte) bool {
 	return len(head) >= 20 && binary.LittleEndian.Uint32(head[16:]) == 0xED0CDAED
 }
 
+// NoteImportedAt is the Meta.Notes key holding when a capture was
+// imported (RFC 3339): its start stays the session's own, so this is
+// what tells gc an old session imported today is new here.
+const NoteImportedAt = "importedAt"
+
 // importMeta starts the metadata of an imported capture.
 func importMeta(src string, format string) Meta {
 	return Meta{
 		Transport: "import",
-		Notes:     map[string]string{"importedFrom": filepath.Base(src), "format": format},
+		Notes: map[string]string{"importedFrom": filepath.Base(src), "format": format,
+			NoteImportedAt: time.Now().UTC().Format(time.RFC3339)},
 	}
 }
 

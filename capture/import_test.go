@@ -100,6 +100,9 @@ func TestImportJSONLAndCapture(t *testing.T) {
 	if last := max(recs[0].Time, recs[1].Time, recs[2].Time); !jmeta.Start.Equal(time.Unix(0, recs[0].Time)) || jmeta.End.UnixNano() != last {
 		t.Errorf("start %v end %v, want the first and last line's times", jmeta.Start, jmeta.End)
 	}
+	if at, err := time.Parse(time.RFC3339, jmeta.Notes[NoteImportedAt]); err != nil || time.Since(at) > time.Minute {
+		t.Errorf("imported at %q (%v), want now", jmeta.Notes[NoteImportedAt], err)
+	}
 
 	// Our own capture: copied record for record.
 	again := filepath.Join(dir, "copy.acpscope")

@@ -28,9 +28,8 @@ type Info struct {
 	Live     bool
 	Size     int64
 	Messages uint64
-	Modified time.Time // the file's modification time
-	Findings int       // stored lint findings; -1 when never linted
-	Err      error     // set when the file could not be read; listed anyway
+	Findings int   // stored lint findings; -1 when never linted
+	Err      error // set when the file could not be read; listed anyway
 }
 
 // DefaultDir returns the capture directory: $ACPSCOPE_DIR, else
@@ -122,7 +121,7 @@ func List(dir string) ([]Info, error) {
 func Stat(path string) Info {
 	in := Info{Path: path, Findings: -1}
 	if fi, err := os.Stat(path); err == nil {
-		in.Size, in.Modified = fi.Size(), fi.ModTime()
+		in.Size = fi.Size()
 	}
 	if m, last, ok := peekLive(path); ok {
 		in.Live, in.Meta, in.Messages = true, m, last
@@ -165,7 +164,7 @@ func Resolve(dir, name string) (string, error) {
 				return in.Path, nil
 			}
 		}
-		return "", fmt.Errorf("%s: %w; no capture in %s can be read (`acpscope ls` lists them)", infos[0].Path, infos[0].Err, dir)
+		return "", fmt.Errorf("%w; no capture in %s can be read (`acpscope ls` lists them)", infos[0].Err, dir)
 	}
 	if fi, err := os.Stat(name); err == nil && !fi.IsDir() {
 		return name, nil

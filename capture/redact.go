@@ -73,7 +73,7 @@ func NewRedactor(opts RedactOptions) (*Redactor, error) {
 	for _, p := range append(append([]string(nil), defaultPatterns...), opts.Patterns...) {
 		re, err := regexp.Compile(p)
 		if err != nil {
-			return nil, fmt.Errorf("redaction pattern %q: %w", p, err)
+			return nil, badOption(fmt.Errorf("redaction pattern %q: %w", p, err))
 		}
 		r.patterns = append(r.patterns, re)
 	}
