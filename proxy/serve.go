@@ -1,12 +1,10 @@
 package proxy
 
 import (
-	"crypto/subtle"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -31,10 +29,13 @@ type ServeOptions struct {
 	// StderrRecorder receives the agents' stderr (each connection's as
 	// capture.StreamStderr of its connection number); nil records none.
 	StderrRecorder Recorder
-	// AllowOrigins lists browser origins allowed besides our own.
+	// Listen, AllowHosts, AllowOrigins and AuthToken are the guard's
+	// (see GuardOptions): the listener's addresses, further Host values
+	// and browser origins allowed, and the bearer token required.
+	Listen       []string
+	AllowHosts   []string
 	AllowOrigins []string
-	// AuthToken, when set, must arrive as "Authorization: Bearer TOKEN".
-	AuthToken string
+	AuthToken    string
 	// KeepAlive is the keep-alive comment interval; 0 means
 	// DefaultKeepAlive, negative disables them.
 	KeepAlive time.Duration
@@ -62,6 +63,7 @@ type ServeOptions struct {
 // which ends when the agent has exited; Close waits for those.
 type Server struct {
 	opts     ServeOptions
+	guard    *Guard
 	nums     connTable
 	upgrader websocket.Upgrader
 
@@ -87,7 +89,12 @@ func NewServer(opts ServeOptions) (*Server, error) {
 		opts.Stderr = os.Stderr
 	}
 	opts.Recorder = recorderOrNop(opts.Recorder)
-	s := &Server{opts: opts, conns: map[string]*serveConn{}}
+	guard, err := NewGuard(GuardOptions{Name: "serve", Listen: opts.Listen, AllowHosts: opts.AllowHosts,
+		AllowOrigins: opts.AllowOrigins, AuthToken: opts.AuthToken})
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, guard: guard, conns: map[string]*serveConn{}}
 	s.upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
 	return s, nil
 }
@@ -98,16 +105,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if !originAllowed(r, s.opts.AllowOrigins) {
-		s.answer(w, r, 0, http.StatusForbidden, "cross-origin request refused; start serve with --allow-origin "+r.Header.Get("Origin")+" to allow it")
+	// Host and Origin before anything else, the token after the
+	// preflight (which carries none): no agent starts for a refused
+	// request.
+	if ref := s.guard.Admit(r); ref != nil {
+		s.refuse(w, r, ref)
 		return
 	}
 	if s.cors(w, r) {
 		return // a preflight, answered
 	}
-	if !s.authorized(r) {
-		w.Header().Set("Www-Authenticate", `Bearer realm="acpscope"`)
-		s.answer(w, r, 0, http.StatusUnauthorized, "missing or wrong bearer token")
+	if ref := s.guard.Authorize(r); ref != nil {
+		s.refuse(w, r, ref)
 		return
 	}
 	switch {
@@ -151,12 +160,10 @@ func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-func (s *Server) authorized(r *http.Request) bool {
-	if s.opts.AuthToken == "" {
-		return true
-	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.AuthToken)) == 1
+// refuse answers and records a request the guard turned away.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, ref *Refusal) {
+	ref.SetHeaders(w.Header())
+	s.answer(w, r, 0, ref.Status, ref.Reason)
 }
 
 // answer writes a status with a short text body (empty for 202) and
