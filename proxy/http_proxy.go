@@ -27,8 +27,17 @@ type HTTPProxyOptions struct {
 	Path string
 	// Recorder receives every message; nil records nothing.
 	Recorder FrameRecorder
-	// AllowOrigins lists browser origins allowed besides our own.
+	// Listen, AllowHosts, AllowOrigins and AuthToken are the guard's
+	// (see GuardOptions): the listener's addresses, further Host values
+	// and browser origins allowed, and the bearer token required.
+	Listen       []string
+	AllowHosts   []string
 	AllowOrigins []string
+	AuthToken    string
+	// UpstreamAuthToken, when set, replaces the client's Authorization
+	// towards the upstream with "Bearer TOKEN"; otherwise the client's
+	// passes unchanged (see forUpstream).
+	UpstreamAuthToken string
 	// UnsafeUpstreamInsecure skips TLS verification of an https upstream.
 	UnsafeUpstreamInsecure bool
 	// UpstreamProtocol picks the protocol towards an http:// upstream:
@@ -50,7 +59,8 @@ type HTTPProxy struct {
 	upstream *url.URL
 	path     string
 	rec      FrameRecorder
-	origins  []string
+	guard    *Guard
+	upToken  string // UpstreamAuthToken
 	proto    string // UpstreamProtocol
 	conns    connTable
 
@@ -73,7 +83,13 @@ func NewHTTPProxy(opts HTTPProxyOptions) (*HTTPProxy, error) {
 	default:
 		return nil, fmt.Errorf("%w: upstream protocol %q: want auto, http1 or h2c", ErrUpstreamURL, opts.UpstreamProtocol)
 	}
-	p := &HTTPProxy{upstream: u, path: opts.Path, rec: recorderOrNop(opts.Recorder), origins: opts.AllowOrigins, proto: opts.UpstreamProtocol}
+	guard, err := NewGuard(GuardOptions{Name: "proxy", Listen: opts.Listen, AllowHosts: opts.AllowHosts,
+		AllowOrigins: opts.AllowOrigins, AuthToken: opts.AuthToken})
+	if err != nil {
+		return nil, err
+	}
+	p := &HTTPProxy{upstream: u, path: opts.Path, rec: recorderOrNop(opts.Recorder), guard: guard,
+		upToken: opts.UpstreamAuthToken, proto: opts.UpstreamProtocol}
 	if p.path == "" {
 		p.path = u.Path
 	}
@@ -156,6 +172,7 @@ func (p *HTTPProxy) rewrite(pr *httputil.ProxyRequest) {
 		out.RawQuery = pr.In.URL.RawQuery
 	}
 	pr.Out.Host = ""
+	p.forUpstream(pr.Out.Header, pr.In)
 }
 
 func joinQuery(a, b string) string {
@@ -169,10 +186,11 @@ func joinQuery(a, b string) string {
 func (p *HTTPProxy) Path() string { return p.path }
 
 // ServeHTTP routes a request: our endpoint is recorded (WebSocket
-// upgrades included), other paths pass through unrecorded.
+// upgrades included), other paths pass through unrecorded. The guard
+// goes first, on every path: nothing it refuses reaches the upstream.
 func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !originAllowed(r, p.origins) {
-		rejectOrigin(w, r)
+	if ref := p.guard.Check(r); ref != nil {
+		p.refuse(w, r, ref)
 		return
 	}
 	if r.URL.Path != p.path {

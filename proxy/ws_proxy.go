@@ -48,7 +48,9 @@ func (p *HTTPProxy) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	d := *p.dialer
 	d.Subprotocols = websocket.Subprotocols(r)
-	up, resp, err := d.DialContext(r.Context(), p.wsURL(r), withoutHandshakeHeaders(r.Header))
+	h := withoutHandshakeHeaders(r.Header)
+	p.forUpstream(h, r)
+	up, resp, err := d.DialContext(r.Context(), p.wsURL(r), h)
 	if err != nil {
 		p.refuseWebSocket(w, r, conn, resp, err, env)
 		return
