@@ -18,7 +18,8 @@ func init() {
 		example: `  acpscope connect ws://127.0.0.1:8700/acp           # put this in the editor's agent config
   acpscope connect http://127.0.0.1:8700/acp         # Streamable HTTP (HTTP/1.1)
   acpscope connect --h2c http://127.0.0.1:8700/acp   # Streamable HTTP over cleartext HTTP/2
-  acpscope connect --auth-token "$TOKEN" https://agents.example.com/acp
+  acpscope connect --auth-token-file ~/.config/acpscope/token http://127.0.0.1:8700/acp
+      the file serve --auth-token-file wrote; or set ACPSCOPE_AUTH_TOKEN
 
 stdin and stdout carry the editor's JSON-RPC lines (stdout carries nothing
 else); messages go out as POSTs or WebSocket text messages, and come back
@@ -34,7 +35,7 @@ already sent (waiting up to 5 s over WebSocket), then ends the connection
 Exit status: 0 when the editor closes stdin, 1 when the connection fails or
 is lost, 2 for usage errors.`,
 		setup: func(fs *flag.FlagSet) {
-			fs.String("auth-token", "", "send 'Authorization: Bearer TOKEN' (default $ACPSCOPE_AUTH_TOKEN)")
+			clientTokenFlags(fs)
 			fs.Bool("h2c", false, "speak cleartext HTTP/2 with prior knowledge to an http:// server")
 			fs.Bool("unsafe-insecure", false, "do not verify the server's TLS certificate (UNSAFE)")
 			netCaptureFlags(fs)
@@ -63,11 +64,15 @@ func runConnect(fs *flag.FlagSet, args []string) (int, error) {
 	default:
 		return 2, usageErrorf("%q: the scheme must be http, https, ws or wss", args[0])
 	}
+	token, _, err := readToken(fs, "connect", "auth-token", envAuthToken, false)
+	if err != nil {
+		return 2, err
+	}
 	meta := newMeta(transport, name, redactArgs(os.Args[1:]))
 	meta.Upstream = args[0]
 	w := openCapture(fs, meta)
 	opts := proxy.ConnectOptions{URL: args[0], Stdin: os.Stdin, Stdout: os.Stdout}
-	opts.AuthToken = authToken(fs)
+	opts.AuthToken = token
 	opts.H2C, _ = fs.GetBool("h2c")
 	opts.UnsafeInsecure, _ = fs.GetBool("unsafe-insecure")
 	opts.Warn = func(msg string) { fmt.Fprintln(os.Stderr, msg) }

@@ -25,12 +25,16 @@ func init() {
   acpscope proxy --listen 127.0.0.1:9000 --upstream https://agents.example.com/acp
   acpscope proxy --upstream http://127.0.0.1:8080/v1/rpc            # rivet: the endpoint is /v1/rpc
   acpscope proxy --tls-cert cert.pem --tls-key key.pem --upstream https://10.0.0.5/acp --unsafe-upstream-insecure
+  ACPSCOPE_UPSTREAM_AUTH_TOKEN=$KEY acpscope proxy --auth-token-file tok --upstream https://agents.example.com/acp
+      clients send the token in tok; the upstream gets $KEY instead
 
 Every POST body, SSE event, JSON reply and WebSocket message on the endpoint
 is forwarded unchanged and recorded with its HTTP envelope; other paths
 (/health) pass through unrecorded. HTTP/1.1, cleartext HTTP/2 (prior
 knowledge) and TLS work on both sides; the upstream is spoken to in the
-protocol the client used.`,
+protocol the client used. Host, Origin and the token are checked as serve
+checks them, before anything is forwarded; the client's Authorization goes
+upstream unchanged unless --upstream-auth-token(-file) replaces it.`,
 		setup: func(fs *flag.FlagSet) {
 			fs.String("listen", defaultListen, "address to listen on (loopback unless you mean it)")
 			fs.String("upstream", "", "the agent's endpoint URL, http(s):// (ws:// and wss:// are accepted as aliases)")
@@ -38,7 +42,9 @@ protocol the client used.`,
 			tlsFlags(fs)
 			fs.Bool("unsafe-upstream-insecure", false, "do not verify the upstream's TLS certificate (UNSAFE)")
 			fs.String("upstream-protocol", "auto", "towards an http:// upstream: auto (what the client spoke), http1 or h2c")
-			fs.StringArray("allow-origin", nil, "browser Origin allowed besides our own (repeatable; * allows any)")
+			guardFlags(fs)
+			fs.String("upstream-auth-token", "", "send the upstream 'Authorization: Bearer TOKEN' instead of the client's (shows in ps: prefer the file or $"+envUpstreamAuthToken+")")
+			fs.String("upstream-auth-token-file", "", "send the upstream the token in FILE instead of the client's")
 			netCaptureFlags(fs)
 		},
 		run: runProxy,
@@ -71,13 +77,22 @@ func runProxy(fs *flag.FlagSet, args []string) (int, error) {
 	if err != nil {
 		return 2, err
 	}
+	guard, err := guardOptions(fs)
+	if err != nil {
+		return 2, err
+	}
+	if guard.AuthToken, err = serverToken(fs, "proxy", lo); err != nil {
+		return 2, err
+	}
 	name, _ := fs.GetString("name")
 	if name == "" {
 		name = hostName(upstream)
 	}
-	opts := proxy.HTTPProxyOptions{Upstream: upstream}
+	opts := proxy.HTTPProxyOptions{Upstream: upstream, AllowHosts: guard.AllowHosts, AllowOrigins: guard.AllowOrigins, AuthToken: guard.AuthToken}
+	if opts.UpstreamAuthToken, _, err = readToken(fs, "proxy", "upstream-auth-token", envUpstreamAuthToken, false); err != nil {
+		return 2, err
+	}
 	opts.Path, _ = fs.GetString("path")
-	opts.AllowOrigins, _ = fs.GetStringArray("allow-origin")
 	opts.UnsafeUpstreamInsecure, _ = fs.GetBool("unsafe-upstream-insecure")
 	opts.UpstreamProtocol, _ = fs.GetString("upstream-protocol")
 	if _, err := proxy.NewHTTPProxy(opts); err != nil {
@@ -87,8 +102,13 @@ func runProxy(fs *flag.FlagSet, args []string) (int, error) {
 	if err != nil {
 		return 1, err
 	}
+	opts.Listen = []string{lo.Addr, l.Addr().String()}
 	meta := newMeta("http", name, redactArgs(os.Args[1:]))
 	meta.Upstream, meta.Listen = upstream, l.Addr().String()
+	if opts.UpstreamAuthToken != "" {
+		// Traffic changed on purpose is recorded as such.
+		meta.Notes = map[string]string{"upstreamAuthorization": "replaced by the proxy's upstream token; recorded headers are the client's"}
+	}
 	w := openCapture(fs, meta)
 	if w != nil {
 		opts.Recorder = w
@@ -118,8 +138,7 @@ func listenOptions(fs *flag.FlagSet) (proxy.ListenOptions, error) {
 	if err := proxy.CheckListenAddr(lo.Addr); err != nil {
 		return lo, usageErrorf("%v", err) // before the non-loopback warning
 	}
-	lo.Warn = func(msg string) { fmt.Fprintln(os.Stderr, "acpscope: warning: "+msg) }
-	return lo, nil
+	return lo, nil // beyond loopback, serverToken warns or refuses
 }
 
 // endpointURL is the base URL clients use for a listener.
@@ -137,27 +156,21 @@ func hostName(raw string) string {
 	return "remote"
 }
 
-// authToken is --auth-token, else $ACPSCOPE_AUTH_TOKEN (which keeps the
-// token out of ps and out of --help's defaults).
-func authToken(fs *flag.FlagSet) string {
-	if t, _ := fs.GetString("auth-token"); t != "" {
-		return t
-	}
-	return os.Getenv("ACPSCOPE_AUTH_TOKEN")
-}
-
-// redactArgs returns argv with the value of --auth-token hidden, for the
-// capture's metadata: no credential is ever stored in clear.
+// redactArgs returns argv with the values of the token flags hidden, for
+// the capture's metadata: no credential is ever stored in clear.
 func redactArgs(argv []string) []string {
 	out := append([]string(nil), argv...)
 	for i, a := range out {
-		switch {
-		case a == "--":
+		if a == "--" {
 			return out // the agent's own arguments follow
-		case a == "--auth-token" && i+1 < len(out):
-			out[i+1] = "<redacted>"
-		case strings.HasPrefix(a, "--auth-token="):
-			out[i] = "--auth-token=<redacted>"
+		}
+		for _, name := range []string{"--auth-token", "--upstream-auth-token"} {
+			switch {
+			case a == name && i+1 < len(out):
+				out[i+1] = "<redacted>"
+			case strings.HasPrefix(a, name+"="):
+				out[i] = name + "=<redacted>"
+			}
 		}
 	}
 	return out

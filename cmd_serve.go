@@ -16,8 +16,11 @@ func init() {
 		summary: "expose a stdio agent as a remote ACP agent over Streamable HTTP and WebSocket, recording everything",
 		example: `  acpscope serve -- my-agent --acp
       clients use http://127.0.0.1:8700/acp (Streamable HTTP) or ws://127.0.0.1:8700/acp
-  acpscope serve --listen 127.0.0.1:9000 --auth-token "$TOKEN" -- npx @zed-industries/claude-code-acp
-  ACPSCOPE_AUTH_TOKEN=secret acpscope serve --listen 0.0.0.0:8700 --tls-cert c.pem --tls-key k.pem -- my-agent
+  acpscope serve --auth-token-file ~/.config/acpscope/token -- npx @zed-industries/claude-code-acp
+      creates the file (mode 0600) with a fresh token if missing; then
+      acpscope connect --auth-token-file ~/.config/acpscope/token http://127.0.0.1:8700/acp
+  acpscope serve --listen 0.0.0.0:8700 --auth-token-file tok --tls-cert c.pem --tls-key k.pem -- my-agent
+      beyond loopback a token is required (or --no-auth, said on stderr)
 
 Each connection (POST initialize without Acp-Connection-Id, or a WebSocket)
 gets its own agent process; DELETE, a closed WebSocket, or a connection
@@ -26,14 +29,15 @@ initialize answers 200 with Acp-Connection-Id, other POSTs 202 with the reply
 on the connection-scoped GET stream (session/new, load, fork, resume and
 non-session messages) or the session-scoped one (everything naming a
 session). SSE events carry ids numbering all of a connection's events in the
-agent's order.`,
+agent's order. Requests whose Host is not this server's address or a loopback
+name (DNS rebinding), or whose browser Origin is not our own, get 403 before
+any agent starts: see --allow-host and --allow-origin.`,
 		setup: func(fs *flag.FlagSet) {
 			fs.SetInterspersed(false)
 			fs.String("listen", defaultListen, "address to listen on (loopback unless you mean it)")
 			fs.String("path", "/acp", "the endpoint path")
 			tlsFlags(fs)
-			fs.StringArray("allow-origin", nil, "browser Origin allowed besides our own (repeatable; * allows any)")
-			fs.String("auth-token", "", "require 'Authorization: Bearer TOKEN' (default $ACPSCOPE_AUTH_TOKEN)")
+			guardFlags(fs)
 			fs.Duration("keepalive", proxy.DefaultKeepAlive, "keep-alive comment interval on quiet SSE streams (0 disables)")
 			fs.Duration("grace", proxy.DefaultGrace, "when a connection ends, how long its agent gets before SIGTERM, then SIGKILL")
 			netCaptureFlags(fs)
@@ -50,14 +54,19 @@ func runServe(fs *flag.FlagSet, args []string) (int, error) {
 	if err != nil {
 		return 2, err
 	}
+	guard, err := guardOptions(fs)
+	if err != nil {
+		return 2, err
+	}
+	if guard.AuthToken, err = serverToken(fs, "serve", lo); err != nil {
+		return 2, err
+	}
 	name, _ := fs.GetString("name")
 	if name == "" {
 		name = agentName(args)
 	}
-	opts := proxy.ServeOptions{Argv: args}
+	opts := proxy.ServeOptions{Argv: args, AllowHosts: guard.AllowHosts, AllowOrigins: guard.AllowOrigins, AuthToken: guard.AuthToken}
 	opts.Path, _ = fs.GetString("path")
-	opts.AllowOrigins, _ = fs.GetStringArray("allow-origin")
-	opts.AuthToken = authToken(fs)
 	opts.KeepAlive, _ = fs.GetDuration("keepalive")
 	if opts.KeepAlive == 0 {
 		opts.KeepAlive = -1
@@ -72,9 +81,7 @@ func runServe(fs *flag.FlagSet, args []string) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	if opts.AuthToken == "" && !proxy.IsLoopback(l.Addr().String()) {
-		fmt.Fprintln(os.Stderr, "acpscope serve: warning: no --auth-token: anyone who reaches this port can run the agent")
-	}
+	opts.Listen = []string{lo.Addr, l.Addr().String()}
 	meta := newMeta("http", name, args)
 	meta.Listen = l.Addr().String()
 	w := openCapture(fs, meta)
