@@ -137,29 +137,34 @@ func checkToken(token string) error {
 
 // ensureTokenFile reads the token in path, first creating the file with
 // a fresh random token (mode 0600, missing directories 0700) when it does
-// not exist. O_EXCL: of two servers starting at once, one writes it and
-// the other reads it.
+// not exist. The file appears whole or not at all (written aside, then
+// linked into place, which fails if it exists): of two servers starting
+// at once, one writes it and the other reads what it wrote.
 func ensureTokenFile(cmd, path string) (string, error) {
 	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
 		return readTokenFile(path)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("creating the token file's directory: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return readTokenFile(path)
-	}
+	tmp, err := os.CreateTemp(dir, ".acpscope-token-*") // mode 0600
 	if err != nil {
 		return "", fmt.Errorf("creating token file: %w", err)
 	}
+	defer os.Remove(tmp.Name())
 	token := newToken()
-	_, err = io.WriteString(f, token+"\n")
-	if cerr := f.Close(); err == nil {
+	_, err = io.WriteString(tmp, token+"\n")
+	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		os.Remove(path)
+	if err == nil {
+		err = os.Link(tmp.Name(), path)
+	}
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return readTokenFile(path)
+	case err != nil:
 		return "", fmt.Errorf("writing token file %s: %w", path, err)
 	}
 	fmt.Fprintf(os.Stderr, "acpscope %s: wrote a fresh token to %s (mode 0600); clients read it with: acpscope connect --auth-token-file %s URL\n",
