@@ -204,7 +204,7 @@ func TestCmdTokenFile(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "conf", "acpscope")
 	file := filepath.Join(dir, "token")
 	serveArgs := []string{"serve", "--listen", "127.0.0.1:0", "--no-capture", "--auth-token-file", file, "--", self(), "demo-agent", "--delay", "0"}
-	serve, endpoint, said := startListener(t, nil, serveArgs...)
+	serve, _, said := startListener(t, nil, serveArgs...)
 	if !strings.Contains(said, "acpscope serve: wrote a fresh token to "+file+" (mode 0600)") {
 		t.Errorf("serve did not say it wrote the token file: %q", said)
 	}
@@ -221,7 +221,7 @@ func TestCmdTokenFile(t *testing.T) {
 	// A restart keeps the token its clients hold.
 	serve.Process.Kill()
 	serve.Wait()
-	_, endpoint, said = startListener(t, nil, serveArgs...)
+	_, endpoint, said := startListener(t, nil, serveArgs...)
 	if raw2, _ := os.ReadFile(file); string(raw2) != string(raw) || strings.Contains(said, "wrote") {
 		t.Fatalf("a restart replaced the token (%q)", said)
 	}
