@@ -29,6 +29,10 @@ type postRec struct {
 func (l *linter) httpUnit(u unit) {
 	env := u.HTTP
 	switch {
+	case refusedAtDoor(env) && env.Method != "POST":
+		// Refused before routing (a token, Host or Origin check): the
+		// RFD's routing statuses do not apply. A POST's refusal still
+		// takes its POST off the waiting list, in postStatus.
 	case env.Method == "POST" && u.Dir == wire.DirClient:
 		l.http.posts = append(l.http.posts, postRec{u, l.postSessionScoped(u)})
 	case env.Method == "POST" && u.Dir == wire.DirAgent && (env.Stream == wire.StreamHTTPControl || env.Stream == wire.StreamPOSTReply):
@@ -60,6 +64,9 @@ func (l *linter) postStatus(rec postRec, resp unit) {
 	post := rec.u
 	status := resp.HTTP.Status
 	seqs := []uint64{post.Seq, resp.Seq}
+	if refusedAtDoor(resp.HTTP) {
+		return
+	}
 	isInit := post.Kind == wire.KindRequest && post.Method == "initialize"
 	if isInit && status == 200 {
 		if id := resp.HTTP.ConnectionID; id != "" {
@@ -184,6 +191,12 @@ func (l *linter) connectionRouting(u unit, verb string) bool {
 		return false
 	}
 	return true
+}
+
+// refusedAtDoor reports a 401 or 403: a server's or proxy's refusal of
+// the caller, which comes before the endpoint's routing.
+func refusedAtDoor(env *wire.Envelope) bool {
+	return env.Status == 401 || env.Status == 403
 }
 
 func what(u unit) string {
