@@ -177,7 +177,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, conn uint32, sta
 // request's are added as the proxy does).
 func (s *Server) envelope(r *http.Request, stream string, status int, h http.Header) *wire.Envelope {
 	env := &wire.Envelope{
-		Method: r.Method, Path: r.URL.Path, Status: status, Stream: stream,
+		Method: r.Method, Path: r.URL.Path, Proto: r.Proto, Status: status, Stream: stream,
 		ConnectionID: r.Header.Get(HeaderConnectionID), SessionID: r.Header.Get(HeaderSessionID),
 	}
 	switch {

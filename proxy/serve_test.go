@@ -275,6 +275,7 @@ func TestServeRouting(t *testing.T) {
 				`1 agent GET sse-session 200 {"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}`,
 				`1 agent DELETE http 202 `,
 			)
+			checkRecordedProto(t, f.rec, proto)
 		})
 	}
 }
