@@ -41,6 +41,10 @@ type ServeOptions struct {
 	// StreamBuffer bounds what a stream holds before a client opens it
 	// (default DefaultStreamBuffer).
 	StreamBuffer int
+	// SessionWait is how long a GET for a session nothing has named yet
+	// waits for a session/load, session/resume or session/new to name it
+	// before its stream ends (0 means DefaultSessionWait).
+	SessionWait time.Duration
 	// DisconnectGrace is how long a connection outlives its ended
 	// connection-scoped GET stream (0 means DefaultDisconnectGrace,
 	// negative keeps it until DELETE).

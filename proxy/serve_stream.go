@@ -23,15 +23,18 @@ type outStream struct {
 	queued   int
 	limit    int
 	attached bool
+	ending   bool // finish queued the end: the stream closes once it is reached
 	closed   bool
 	wake     chan struct{} // capacity 1: "the queue changed"
 	ended    chan struct{} // closed by close
 }
 
-// queued is one agent message and its place in the agent's output.
+// queued is one agent message and its place in the agent's output, or,
+// with end set, the place where the stream ends.
 type queued struct {
 	seq uint64
 	msg []byte
+	end bool
 }
 
 func newOutStream(limit int, gate *orderGate) *outStream {
@@ -52,7 +55,7 @@ func (s *outStream) push(seq uint64, msg []byte) bool {
 	if s.closed || (!s.attached && s.queued+len(msg) > s.limit) {
 		return false
 	}
-	s.queue = append(s.queue, queued{seq, append([]byte(nil), msg...)})
+	s.queue = append(s.queue, queued{seq: seq, msg: append([]byte(nil), msg...)})
 	s.queued += len(msg)
 	select {
 	case s.wake <- struct{}{}:
@@ -80,7 +83,33 @@ func (s *outStream) attach() (ok, closed bool) {
 func (s *outStream) detach() {
 	s.mu.Lock()
 	s.attached = false
+	ending := s.ending
 	s.mu.Unlock()
+	if ending {
+		s.close() // nobody will write up to the end now
+		return
+	}
+	s.gate.broadcast()
+}
+
+// finish ends the stream at seq: an attached GET writes what comes
+// before it in the connection's order (the failed session/load answer on
+// the connection stream included), then finishes its response. A stream
+// nobody has open ends at once.
+func (s *outStream) finish(seq uint64) {
+	s.mu.Lock()
+	if s.closed || !s.attached {
+		s.mu.Unlock()
+		s.close()
+		return
+	}
+	s.ending = true
+	s.queue = append(s.queue, queued{seq: seq, end: true})
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 	s.gate.broadcast()
 }
 
@@ -115,7 +144,8 @@ func (s *outStream) pop() {
 	s.gate.broadcast()
 }
 
-// close ends the stream: an attached GET finishes its response.
+// close ends the stream: an attached GET finishes its response. The
+// gate forgets it.
 func (s *outStream) close() {
 	s.mu.Lock()
 	if !s.closed {
@@ -123,7 +153,7 @@ func (s *outStream) close() {
 		close(s.ended)
 	}
 	s.mu.Unlock()
-	s.gate.broadcast()
+	s.gate.remove(s)
 }
 
 // orderGate keeps a connection's streams in the agent's order: a stream
@@ -147,6 +177,19 @@ func (g *orderGate) add(st *outStream) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.streams = append(g.streams, st)
+}
+
+// remove forgets a closed stream and wakes the others.
+func (g *orderGate) remove(st *outStream) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, s := range g.streams {
+		if s == st {
+			g.streams = append(g.streams[:i], g.streams[i+1:]...)
+			break
+		}
+	}
+	g.cond.Broadcast()
 }
 
 func (g *orderGate) broadcast() {
@@ -218,6 +261,10 @@ func (sw *sseWriter) run(s *outStream, done <-chan struct{}) {
 	for {
 		for q, ok := s.peek(); ok; q, ok = s.peek() {
 			if !s.gate.waitTurn(s, q.seq, done) {
+				return
+			}
+			if q.end {
+				s.close()
 				return
 			}
 			msg := q.msg
