@@ -185,6 +185,7 @@ func (c *serveConn) route(msg []byte) {
 	}
 	c.mu.Lock()
 	var st, failed *outStream
+	settle := false
 	switch m.Kind {
 	case wire.KindResponse, wire.KindError:
 		id := string(m.ID)
@@ -199,7 +200,8 @@ func (c *serveConn) route(msg []byte) {
 		if sid := wire.StringMember(m.Result, "sessionId"); sid != "" {
 			c.sessionLocked(sid) // session/new, session/fork: a new session
 		}
-		failed = c.settleLocked(&m)
+		_, settle = c.loads[id] // a load's answer follows its history
+		failed = c.resolveLoadLocked(&m)
 		if known && target != "" {
 			st = c.sessionLocked(target)
 		}
@@ -218,7 +220,7 @@ func (c *serveConn) route(msg []byte) {
 		c.seq++ // the failed session's stream ends after this answer is written
 	}
 	c.mu.Unlock()
-	if !st.push(seq, msg) {
+	if !st.pushQueued(queued{seq: seq, msg: msg, settle: settle}) {
 		c.srv.warn(fmt.Sprintf("connection %s: a stream nobody opened holds more than %d bytes; dropped a %d-byte agent message", c.id, st.limit, len(msg)))
 	}
 	if failed != nil {

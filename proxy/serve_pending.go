@@ -87,10 +87,10 @@ func (c *serveConn) noteLoadLocked(id []byte, sessionID string) {
 	}
 }
 
-// settleLocked learns from an agent response whether a session waiting
+// resolveLoadLocked learns from an agent response whether a session waiting
 // to be confirmed exists. It returns the stream to end, if the session
 // failed to load, for route to end after the response has been written.
-func (c *serveConn) settleLocked(m *wire.Message) *outStream {
+func (c *serveConn) resolveLoadLocked(m *wire.Message) *outStream {
 	if sid := wire.StringMember(m.Result, "sessionId"); sid != "" {
 		c.confirmLocked(sid) // session/new, session/fork
 	}

@@ -35,7 +35,20 @@ type queued struct {
 	seq uint64
 	msg []byte
 	end bool
+	// settle holds the message until the connection's other streams have
+	// been quiet for answerSettle (see there).
+	settle bool
 }
+
+// answerSettle is how long the answer to a session/load or
+// session/resume waits after the last message written on another of the
+// connection's streams. The history a load replays goes out on the
+// session's stream, the answer on the connection's; the order gate
+// writes them in the agent's order, but a client reading the two streams
+// over two HTTP/1.1 connections (the TypeScript SDK's) may read the
+// answer first and close the session before its history is read. The
+// pause gives its reader time; loads are rare, so it costs little.
+const answerSettle = 50 * time.Millisecond
 
 func newOutStream(limit int, gate *orderGate) *outStream {
 	if limit <= 0 {
@@ -50,12 +63,19 @@ func newOutStream(limit int, gate *orderGate) *outStream {
 // or, with no client attached, its buffer is full: the message is lost
 // and the caller says so.
 func (s *outStream) push(seq uint64, msg []byte) bool {
+	return s.pushQueued(queued{seq: seq, msg: msg})
+}
+
+// pushQueued queues a copy of q's message, as push does.
+func (s *outStream) pushQueued(q queued) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	msg := q.msg
 	if s.closed || (!s.attached && s.queued+len(msg) > s.limit) {
 		return false
 	}
-	s.queue = append(s.queue, queued{seq: seq, msg: append([]byte(nil), msg...)})
+	q.msg = append([]byte(nil), msg...)
+	s.queue = append(s.queue, q)
 	s.queued += len(msg)
 	select {
 	case s.wake <- struct{}{}:
@@ -141,7 +161,7 @@ func (s *outStream) pop() {
 	s.queue[0] = queued{}
 	s.queue = s.queue[1:]
 	s.mu.Unlock()
-	s.gate.broadcast()
+	s.gate.wrote(s)
 }
 
 // close ends the stream: an attached GET finishes its response. The
@@ -165,6 +185,8 @@ type orderGate struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	streams []*outStream
+	last    *outStream // the stream that wrote the latest message, and when
+	lastAt  time.Time
 }
 
 func newOrderGate() *orderGate {
@@ -190,6 +212,25 @@ func (g *orderGate) remove(st *outStream) {
 		}
 	}
 	g.cond.Broadcast()
+}
+
+// wrote notes that st has written a message, and wakes the others.
+func (g *orderGate) wrote(st *outStream) {
+	g.mu.Lock()
+	g.last, g.lastAt = st, time.Now()
+	g.cond.Broadcast()
+	g.mu.Unlock()
+}
+
+// quietFor returns how much longer self must wait for the other streams
+// to have been quiet for d.
+func (g *orderGate) quietFor(self *outStream, d time.Duration) time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.last == nil || g.last == self {
+		return 0
+	}
+	return d - time.Since(g.lastAt)
 }
 
 func (g *orderGate) broadcast() {
@@ -240,6 +281,25 @@ type sseWriter struct {
 	nextID func() uint64
 }
 
+// settle waits until the connection's other streams have been quiet for
+// answerSettle; it reports false when the client left meanwhile.
+func (sw *sseWriter) settle(s *outStream, done <-chan struct{}) bool {
+	wait := s.gate.quietFor(s, answerSettle)
+	if wait <= 0 {
+		return true
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-s.ended:
+		return true
+	case <-done:
+		return false
+	}
+}
+
 // HeaderEventOrder, on a GET stream's response, says that the events'
 // ids number the messages of all the connection's streams together, in
 // the agent's order, without gaps, so a client reading several streams
@@ -265,6 +325,9 @@ func (sw *sseWriter) run(s *outStream, done <-chan struct{}) {
 			}
 			if q.end {
 				s.close()
+				return
+			}
+			if q.settle && !sw.settle(s, done) {
 				return
 			}
 			msg := q.msg
