@@ -32,6 +32,7 @@ type httpBridge struct {
 	reqs      map[string]clientReq // client request id → what it asked
 	agentReqs map[string]string    // agent request id → its sessionId
 	open      map[string]bool      // sessions whose stream is open
+	lastEvent map[string]time.Time // when each session stream's latest event came
 
 	streams sync.WaitGroup // stream readers
 	order   *sequencer     // restores the agent's order across serve's streams
@@ -49,7 +50,8 @@ func (b *bridge) runHTTP(ctx context.Context) error {
 	defer cancel()
 	t, why := b.transport(ctx)
 	h := &httpBridge{bridge: b, client: &http.Client{Transport: t, Jar: b.jar}, ctx: ctx, why: why,
-		reqs: map[string]clientReq{}, agentReqs: map[string]string{}, open: map[string]bool{}}
+		reqs: map[string]clientReq{}, agentReqs: map[string]string{}, open: map[string]bool{},
+		lastEvent: map[string]time.Time{}}
 	h.order = newSequencer(h.deliver, b.fail)
 	defer h.order.stop()
 	defer h.client.CloseIdleConnections()
@@ -335,6 +337,13 @@ func (h *httpBridge) readStream(req *http.Request, resp *http.Response, stream, 
 			failed = h.order.push(id, e.Data)
 			return
 		}
+		if stream == wire.StreamSession {
+			h.mu.Lock()
+			h.lastEvent[sessionID] = time.Now()
+			h.mu.Unlock()
+		} else if stream == wire.StreamConnection {
+			h.holdLoadAnswer(e.Data)
+		}
 		failed = h.deliver(e.Data)
 	}
 	buf := make([]byte, 32<<10)
@@ -357,6 +366,7 @@ func (h *httpBridge) readStream(req *http.Request, resp *http.Response, stream, 
 		// the session opens it again.
 		h.mu.Lock()
 		delete(h.open, sessionID)
+		delete(h.lastEvent, sessionID)
 		h.mu.Unlock()
 	}
 }
