@@ -61,7 +61,10 @@ type ServeOptions struct {
 // reader (ends at stderr EOF) and the exit watcher (ends when the agent
 // exits or the connection closes). Each open GET stream is written by its
 // own handler goroutine; a WebSocket connection adds a closer goroutine
-// that ends with the connection. Tearing a connection down closes its
+// that ends with the connection. A session stream opened before its
+// session is named holds a wait timer (time.AfterFunc) that ends the
+// stream when nothing names the session in time; naming it, or the
+// connection's teardown, stops the timer. Tearing a connection down closes its
 // streams and runs the agent's shutdown ladder in one more goroutine,
 // which ends when the agent has exited; Close waits for those.
 type Server struct {
