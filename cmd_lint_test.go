@@ -117,14 +117,16 @@ func TestLintHTTPCapture(t *testing.T) {
 	tests := []struct {
 		name      string
 		compliant bool
+		http1     bool
 		want      []string
 	}{
-		{"rfd server", true, nil},
-		{"sloppy server", false, []string{"http/content-type", "http/post-status"}},
+		{"rfd server", true, false, nil},
+		{"sloppy server", false, false, []string{"http/content-type", "http/post-status"}},
+		{"rfd server over HTTP/1.1", true, true, []string{"http/http2"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := recordHTTP(t, tt.compliant)
+			path := recordHTTP(t, tt.compliant, tt.http1)
 			var out, errOut bytes.Buffer
 			if _, err := lintCapture(&out, &errOut, path, lintFlags{format: "json", noSave: true}, nil); err != nil {
 				t.Fatal(err)
@@ -145,12 +147,13 @@ func TestLintHTTPCapture(t *testing.T) {
 }
 
 // recordHTTP runs initialize, a mistyped POST, session/new and the
-// connection's SSE stream through the recording proxy into a capture.
-func recordHTTP(t *testing.T, compliant bool) string {
+// connection's SSE stream through the recording proxy into a capture,
+// over cleartext HTTP/2 as the RFD requires, or over HTTP/1.1.
+func recordHTTP(t *testing.T, compliant, http1 bool) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "http.acpscope")
 	w := createCapture(t, path)
-	up := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+	up := newH2CServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		switch {
 		case r.Method == http.MethodGet:
@@ -173,7 +176,12 @@ func recordHTTP(t *testing.T, compliant bool) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	front := httptest.NewServer(p)
+	front := newH2CServer(p)
+	var protos http.Protocols
+	protos.SetUnencryptedHTTP2(!http1)
+	protos.SetHTTP1(http1)
+	client := &http.Client{Transport: &http.Transport{Protocols: &protos}}
+	defer client.CloseIdleConnections()
 	send := func(method, body, contentType string) {
 		req, _ := http.NewRequest(method, front.URL+"/acp", strings.NewReader(body))
 		if contentType != "" {
@@ -185,7 +193,7 @@ func recordHTTP(t *testing.T, compliant bool) string {
 		if method == http.MethodGet {
 			req.Header.Set("Accept", "text/event-stream")
 		}
-		resp, err := front.Client().Do(req)
+		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,6 +210,18 @@ func recordHTTP(t *testing.T, compliant bool) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// newH2CServer starts a loopback test server that speaks HTTP/1.1 and
+// cleartext HTTP/2 with prior knowledge.
+func newH2CServer(h http.Handler) *httptest.Server {
+	s := httptest.NewUnstartedServer(h)
+	var p http.Protocols
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	s.Config.Protocols = &p
+	s.Start()
+	return s
 }
 
 // createCapture makes a capture writer, skipping while the store is a stub.

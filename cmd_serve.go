@@ -28,10 +28,13 @@ stream left closed for 10 s stops it. Routing follows the draft RFD:
 initialize answers 200 with Acp-Connection-Id, other POSTs 202 with the reply
 on the connection-scoped GET stream (session/new, load, fork, resume and
 non-session messages) or the session-scoped one (everything naming a
-session). SSE events carry ids numbering all of a connection's events in the
-agent's order. Requests whose Host is not this server's address or a loopback
-name (DNS rebinding), or whose browser Origin is not our own, get 403 before
-any agent starts: see --allow-host and --allow-origin.`,
+session). A session's stream may be opened before the session/load or
+session/resume that names it (the RFD's resume flow): it waits up to 30 s
+for one, carries the replayed history, and ends if the load fails. SSE
+events carry ids numbering all of a connection's events in the agent's order.
+Requests whose Host is not this server's address or a loopback name (DNS
+rebinding), or whose browser Origin is not our own, get 403 before any agent
+starts: see --allow-host and --allow-origin.`,
 		setup: func(fs *flag.FlagSet) {
 			fs.SetInterspersed(false)
 			fs.String("listen", defaultListen, "address to listen on (loopback unless you mean it)")

@@ -75,6 +75,13 @@ func TestCmdServeConnect(t *testing.T) {
 		checkNetCapture(t, connectPath, "", u)
 		noSecret(t, connectPath, token)
 		lintClean(t, connectPath)
+		if !strings.HasPrefix(u, "ws") {
+			shown, _, _ := acpscope(t, "show", connectPath, "1")
+			dumped, _, _ := acpscope(t, "dump", "--format", "jsonl", connectPath)
+			if !strings.Contains(shown, `"proto":"HTTP/2.0"`) || !strings.Contains(dumped, `"proto":"HTTP/2.0"`) {
+				t.Errorf("show and dump of %s do not say HTTP/2.0:\n%s\n%.300s", filepath.Base(connectPath), shown, dumped)
+			}
+		}
 	}
 	for _, c := range []*exec.Cmd{prox, serve} {
 		c.Process.Signal(syscall.SIGINT)

@@ -165,6 +165,9 @@ func writeMeta(b *strings.Builder, src capture.Source, r *capture.Record) {
 
 func writeEnvelope(b *strings.Builder, h *wire.Envelope) {
 	fmt.Fprintf(b, "[gray]http[-] %s %s", h.Method, tview.Escape(h.Path))
+	if h.Proto != "" {
+		fmt.Fprintf(b, " %s", tview.Escape(h.Proto))
+	}
 	if h.Status != 0 {
 		fmt.Fprintf(b, " → %d", h.Status)
 	}

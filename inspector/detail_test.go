@@ -84,7 +84,7 @@ func TestCopyAndSave(t *testing.T) {
 
 func TestDetailShowsFindingsAndEnvelope(t *testing.T) {
 	src := demoSource()
-	env := &wire.Envelope{Method: "POST", Path: "/acp", Status: 202, Stream: wire.StreamPOST,
+	env := &wire.Envelope{Method: "POST", Path: "/acp", Proto: "HTTP/2.0", Status: 202, Stream: wire.StreamPOST,
 		ConnectionID: "conn-1", SessionID: "sess_0123456789", Headers: map[string]string{"Authorization": "<redacted>"}}
 	src.recs[4].HTTP = env
 	h := startUI(t, Options{source: src})
@@ -99,7 +99,7 @@ func TestDetailShowsFindingsAndEnvelope(t *testing.T) {
 	h.waitFor("#11 pretty", "error jsonrpc/not-json: a line on stdout is not JSON-RPC", "this is not json")
 	h.typeKeys("g")
 	h.typeKeys("jjjj") // #5 travelled over HTTP
-	h.waitFor("#5 pretty", "http POST /acp → 202  stream post  Acp-Connection-Id conn-1", "Authorization: <redacted>")
+	h.waitFor("#5 pretty", "http POST /acp HTTP/2.0 → 202  stream post  Acp-Connection-Id conn-1", "Authorization: <redacted>")
 }
 
 func TestZoomDetail(t *testing.T) {

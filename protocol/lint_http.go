@@ -28,6 +28,7 @@ type postRec struct {
 
 func (l *linter) httpUnit(u unit) {
 	env := u.HTTP
+	l.httpVersion(u)
 	switch {
 	case refusedAtDoor(env) && env.Method != "POST":
 		// Refused before routing (a token, Host or Origin check): the
@@ -44,6 +45,22 @@ func (l *linter) httpUnit(u unit) {
 	case env.Method == "DELETE" && env.Stream == wire.StreamHTTPControl:
 		l.deleteStatus(u)
 	}
+}
+
+// httpVersion reports the connection's first Streamable HTTP exchange
+// over HTTP/1.x: the RFD says the transport MUST use HTTP/2. WebSocket
+// stays on an HTTP/1.1 upgrade, and captures made before the version was
+// recorded say nothing (Proto empty).
+func (l *linter) httpVersion(u unit) {
+	env := u.HTTP
+	if l.oldHTTP || !strings.HasPrefix(env.Proto, "HTTP/1") || env.Stream == wire.StreamWebSocket || env.Status == 101 {
+		return
+	}
+	if upgrade, _ := headerOK(env, "upgrade"); strings.EqualFold(upgrade, "websocket") {
+		return
+	}
+	l.oldHTTP = true
+	l.report("http/http2", []uint64{u.Seq}, "%s %s went over %s; the RFD says Streamable HTTP MUST use HTTP/2", env.Method, env.Path, env.Proto)
 }
 
 // matchPost takes the oldest POST of the same connection still waiting,

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/gorilla/websocket"
 )
@@ -194,7 +193,7 @@ func TestServeGuardAllows(t *testing.T) {
 				t.Fatalf("got %d %q, want %d", status, body, tt.want)
 			}
 			if tt.want == 200 || tt.want == 101 {
-				waitLong(t, func() bool { return started() == 1 })
+				waitLong(t, "the agent to start", func() bool { return started() == 1 })
 			}
 		})
 	}
@@ -328,7 +327,7 @@ func TestHTTPProxyGuardAllows(t *testing.T) {
 				t.Errorf("upstream saw Authorization %q, want %q", got, tt.authorized)
 			}
 			// The capture holds what the client sent, fingerprinted.
-			waitLong(t, func() bool { return len(rec.all()) > 0 })
+			waitLong(t, "a recorded frame", func() bool { return len(rec.all()) > 0 })
 			for _, fr := range rec.all() {
 				if a := fr.Env.Headers["authorization"]; a != "" && a != "Bearer "+fingerprint(goodToken) {
 					t.Errorf("recorded Authorization %q, want the client's token fingerprinted", a)
@@ -356,17 +355,5 @@ func TestHTTPProxySameOriginServe(t *testing.T) {
 				t.Fatalf("got %d %q, want %d", status, body, want)
 			}
 		})
-	}
-}
-
-// waitLong waits for cond with a generous bound: the machine is shared.
-func waitLong(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 60s")
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

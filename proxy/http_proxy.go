@@ -132,11 +132,7 @@ func parseUpstream(raw string) (*url.URL, error) {
 // knowledge, used when the client spoke h2c to us. Compression stays off
 // so the bytes the client receives are the bytes the upstream sent.
 func newTransports(insecure bool) (h1, h2c *http.Transport) {
-	base := http.DefaultTransport.(*http.Transport).Clone()
-	base.Proxy = nil
-	base.DisableCompression = true
-	base.TLSClientConfig = tlsClientConfig(insecure)
-	base.ResponseHeaderTimeout = 0
+	base := baseTransport(insecure)
 	h1 = base.Clone()
 	var p1 http.Protocols
 	p1.SetHTTP1(true)
@@ -148,6 +144,30 @@ func newTransports(insecure bool) (h1, h2c *http.Transport) {
 	p2.SetHTTP2(true)
 	h2c.Protocols = &p2
 	return h1, h2c
+}
+
+// baseTransport is the transport the others start from: no proxy from
+// the environment, no compression, no response header timeout (streams
+// may wait long for their first event).
+func baseTransport(insecure bool) *http.Transport {
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.Proxy = nil
+	base.DisableCompression = true
+	base.TLSClientConfig = tlsClientConfig(insecure)
+	base.ResponseHeaderTimeout = 0
+	return base
+}
+
+// http1Transport speaks only HTTP/1.1, over TLS too: its ALPN offers
+// nothing else. (A clone of a transport that has offered h2 keeps
+// offering it: Clone fixes the ALPN list first.)
+func http1Transport(insecure bool) *http.Transport {
+	t := baseTransport(insecure)
+	t.TLSClientConfig.NextProtos = []string{"http/1.1"}
+	var p http.Protocols
+	p.SetHTTP1(true)
+	t.Protocols = &p
+	return t
 }
 
 func (p *HTTPProxy) newReverseProxy(t http.RoundTripper) *httputil.ReverseProxy {

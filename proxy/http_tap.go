@@ -72,6 +72,7 @@ func (ex *exchange) envelope(stream string, withHeaders http.Header) *wire.Envel
 	env := &wire.Envelope{
 		Method:       ex.req.Method,
 		Path:         ex.req.URL.Path,
+		Proto:        ex.req.Proto,
 		Status:       ex.status,
 		Stream:       stream,
 		ConnectionID: ex.connID,
@@ -89,7 +90,7 @@ func (ex *exchange) envelope(stream string, withHeaders http.Header) *wire.Envel
 func (ex *exchange) recordRequest(b []byte, flags wire.Flags) {
 	h := ex.req.Header
 	env := &wire.Envelope{
-		Method: ex.req.Method, Path: ex.req.URL.Path, Stream: wire.StreamPOST,
+		Method: ex.req.Method, Path: ex.req.URL.Path, Proto: ex.req.Proto, Stream: wire.StreamPOST,
 		ConnectionID: h.Get(HeaderConnectionID), SessionID: h.Get(HeaderSessionID),
 		Headers: envelopeHeaders(h),
 	}

@@ -42,6 +42,10 @@ type ServeOptions struct {
 	// StreamBuffer bounds what a stream holds before a client opens it
 	// (default DefaultStreamBuffer).
 	StreamBuffer int
+	// SessionWait is how long a GET for a session nothing has named yet
+	// waits for a session/load, session/resume or session/new to name it
+	// before its stream ends (0 means DefaultSessionWait).
+	SessionWait time.Duration
 	// DisconnectGrace is how long a connection outlives its ended
 	// connection-scoped GET stream (0 means DefaultDisconnectGrace,
 	// negative keeps it until DELETE).
@@ -58,7 +62,10 @@ type ServeOptions struct {
 // reader (ends at stderr EOF) and the exit watcher (ends when the agent
 // exits or the connection closes). Each open GET stream is written by its
 // own handler goroutine; a WebSocket connection adds a closer goroutine
-// that ends with the connection. Tearing a connection down closes its
+// that ends with the connection. A session stream opened before its
+// session is named holds a wait timer (time.AfterFunc) that ends the
+// stream when nothing names the session in time; naming it, or the
+// connection's teardown, stops the timer. Tearing a connection down closes its
 // streams and runs the agent's shutdown ladder in one more goroutine,
 // which ends when the agent has exited; Close waits for those.
 type Server struct {
@@ -184,7 +191,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, conn uint32, sta
 // request's are added as the proxy does).
 func (s *Server) envelope(r *http.Request, stream string, status int, h http.Header) *wire.Envelope {
 	env := &wire.Envelope{
-		Method: r.Method, Path: r.URL.Path, Status: status, Stream: stream,
+		Method: r.Method, Path: r.URL.Path, Proto: r.Proto, Status: status, Stream: stream,
 		ConnectionID: r.Header.Get(HeaderConnectionID), SessionID: r.Header.Get(HeaderSessionID),
 	}
 	switch {

@@ -39,9 +39,11 @@ type serveConn struct {
 	eventID   atomic.Uint64
 	conn      *outStream
 	sessions  map[string]*outStream
-	routes    map[string]string // client request id → sessionId ("" = connection)
-	agentReqs map[string]string // agent request id → its sessionId
-	initID    string            // id of the initialize answered on the POST
+	routes    map[string]string          // client request id → sessionId ("" = connection)
+	agentReqs map[string]string          // agent request id → its sessionId
+	loads     map[string]string          // client session/load, resume id → its sessionId
+	awaited   map[string]*awaitedSession // sessions whose stream waits to be confirmed
+	initID    string                     // id of the initialize answered on the POST
 	initReply chan []byte
 	toWS      func([]byte) error // set in WebSocket mode: every message goes here
 
@@ -71,6 +73,7 @@ func (s *Server) startConn(ws func([]byte) error) (*serveConn, error) {
 		id: newConnID(), num: s.nums.fresh(), srv: s, agent: agent, gate: gate,
 		conn: newOutStream(s.opts.StreamBuffer, gate), sessions: map[string]*outStream{},
 		routes: map[string]string{}, agentReqs: map[string]string{},
+		loads: map[string]string{}, awaited: map[string]*awaitedSession{},
 		toWS: ws, done: make(chan struct{}), readDone: make(chan struct{}),
 	}
 	s.addConn(c)
@@ -124,7 +127,7 @@ func (c *serveConn) noteClientMessage(m *wire.Message) {
 		}
 		c.routes[string(m.ID)] = target
 		if m.Method == "session/load" || m.Method == "session/resume" {
-			c.sessionLocked(m.SessionID)
+			c.noteLoadLocked(m.ID, m.SessionID)
 		}
 	}
 	if m.Kind == wire.KindResponse || m.Kind == wire.KindError {
@@ -154,17 +157,6 @@ func (c *serveConn) sessionLocked(id string) *outStream {
 	return st
 }
 
-// stream returns the stream for a GET: the connection's, or a known
-// session's (nil when unknown).
-func (c *serveConn) stream(sessionID string) *outStream {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if sessionID == "" {
-		return c.conn
-	}
-	return c.sessions[sessionID]
-}
-
 // readStdout reads the agent's messages, one per line, with no size
 // limit, and routes each.
 func (c *serveConn) readStdout() {
@@ -192,7 +184,8 @@ func (c *serveConn) route(msg []byte) {
 		return
 	}
 	c.mu.Lock()
-	var st *outStream
+	var st, failed *outStream
+	settle := false
 	switch m.Kind {
 	case wire.KindResponse, wire.KindError:
 		id := string(m.ID)
@@ -207,6 +200,8 @@ func (c *serveConn) route(msg []byte) {
 		if sid := wire.StringMember(m.Result, "sessionId"); sid != "" {
 			c.sessionLocked(sid) // session/new, session/fork: a new session
 		}
+		_, settle = c.loads[id] // a load's answer follows its history
+		failed = c.resolveLoadLocked(&m)
 		if known && target != "" {
 			st = c.sessionLocked(target)
 		}
@@ -221,9 +216,15 @@ func (c *serveConn) route(msg []byte) {
 	}
 	c.seq++
 	seq := c.seq
+	if failed != nil {
+		c.seq++ // the failed session's stream ends after this answer is written
+	}
 	c.mu.Unlock()
-	if !st.push(seq, msg) {
+	if !st.pushQueued(queued{seq: seq, msg: msg, settle: settle}) {
 		c.srv.warn(fmt.Sprintf("connection %s: a stream nobody opened holds more than %d bytes; dropped a %d-byte agent message", c.id, st.limit, len(msg)))
+	}
+	if failed != nil {
+		failed.finish(seq + 1)
 	}
 }
 
@@ -269,6 +270,7 @@ func (c *serveConn) close() {
 		close(c.done)
 		c.srv.removeConn(c)
 		c.mu.Lock()
+		c.stopWaitsLocked()
 		c.conn.close()
 		for _, st := range c.sessions {
 			st.close()

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -129,9 +130,9 @@ func (s *Server) serveGET(w http.ResponseWriter, r *http.Request) {
 		s.answer(w, r, num, http.StatusNotFound, "unknown Acp-Connection-Id "+connID)
 		return
 	}
-	st := c.stream(sid)
+	st := c.streamFor(sid)
 	if st == nil {
-		s.answer(w, r, num, http.StatusNotFound, "unknown Acp-Session-Id "+sid+" on this connection")
+		s.answer(w, r, num, http.StatusNotFound, fmt.Sprintf("unknown Acp-Session-Id %s on this connection, and %d streams already wait for their session/load", sid, maxAwaitedSessions))
 		return
 	}
 	ok, closed := st.attach()

@@ -175,7 +175,6 @@ func TestServeStatuses(t *testing.T) {
 		{"GET without accept", "GET", "", withAuth(HeaderConnectionID, conn), 406},
 		{"GET without connection id", "GET", "", withAuth("Accept", "text/event-stream"), 400},
 		{"GET unknown connection", "GET", "", withAuth("Accept", "text/event-stream", HeaderConnectionID, "nope"), 404},
-		{"GET unknown session", "GET", "", withAuth("Accept", "text/event-stream", HeaderConnectionID, conn, HeaderSessionID, "nope"), 404},
 		{"PUT", "PUT", "", withAuth(HeaderConnectionID, conn), 405},
 		{"DELETE without id", "DELETE", "", auth, 400},
 		{"DELETE unknown", "DELETE", "", withAuth(HeaderConnectionID, "nope"), 404},
@@ -275,6 +274,7 @@ func TestServeRouting(t *testing.T) {
 				`1 agent GET sse-session 200 {"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}`,
 				`1 agent DELETE http 202 `,
 			)
+			checkRecordedProto(t, f.rec, proto)
 		})
 	}
 }

@@ -39,7 +39,7 @@ func withoutHandshakeHeaders(h http.Header) http.Header {
 func (p *HTTPProxy) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	conn := p.conns.fresh()
 	env := func(stream string, status int, h http.Header) *wire.Envelope {
-		e := &wire.Envelope{Method: r.Method, Path: r.URL.Path, Status: status, Stream: stream,
+		e := &wire.Envelope{Method: r.Method, Path: r.URL.Path, Proto: r.Proto, Status: status, Stream: stream,
 			ConnectionID: r.Header.Get(HeaderConnectionID), SessionID: r.Header.Get(HeaderSessionID)}
 		if h != nil {
 			e.Headers = envelopeHeaders(h)
