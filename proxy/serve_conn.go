@@ -222,7 +222,7 @@ func (c *serveConn) route(msg []byte) {
 	c.seq++
 	seq := c.seq
 	c.mu.Unlock()
-	if !st.push(seq, msg) {
+	if st.push(seq, msg) == pushFull {
 		c.srv.warn(fmt.Sprintf("connection %s: a stream nobody opened holds more than %d bytes; dropped a %d-byte agent message", c.id, st.limit, len(msg)))
 	}
 }

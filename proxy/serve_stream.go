@@ -43,14 +43,29 @@ func newOutStream(limit int, gate *orderGate) *outStream {
 	return st
 }
 
-// push queues a copy of msg. It reports false when the stream is closed
-// or, with no client attached, its buffer is full: the message is lost
-// and the caller says so.
-func (s *outStream) push(seq uint64, msg []byte) bool {
+// pushResult says what push did with a message.
+type pushResult uint8
+
+const (
+	pushQueued pushResult = iota
+	// pushClosed: the stream has ended (DELETE, teardown) and nobody
+	// will read it again; dropping the message is no loss to anyone.
+	pushClosed
+	// pushFull: nobody has opened the stream and its buffer is full; the
+	// message is lost and the caller says so.
+	pushFull
+)
+
+// push queues a copy of msg unless the stream is closed or, with no
+// client attached, its buffer is full.
+func (s *outStream) push(seq uint64, msg []byte) pushResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || (!s.attached && s.queued+len(msg) > s.limit) {
-		return false
+	if s.closed {
+		return pushClosed
+	}
+	if !s.attached && s.queued+len(msg) > s.limit {
+		return pushFull
 	}
 	s.queue = append(s.queue, queued{seq, append([]byte(nil), msg...)})
 	s.queued += len(msg)
@@ -58,7 +73,7 @@ func (s *outStream) push(seq uint64, msg []byte) bool {
 	case s.wake <- struct{}{}:
 	default:
 	}
-	return true
+	return pushQueued
 }
 
 // attach claims the stream for one GET; a second concurrent GET is
