@@ -59,7 +59,9 @@ type ServeOptions struct {
 // own handler goroutine; a WebSocket connection adds a closer goroutine
 // that ends with the connection. Tearing a connection down closes its
 // streams and runs the agent's shutdown ladder in one more goroutine,
-// which ends when the agent has exited; Close waits for those.
+// which ends when the agent has exited and both readers have ended
+// (closing our pipe ends if something the agent left behind holds them);
+// Close waits for those.
 type Server struct {
 	opts     ServeOptions
 	nums     connTable
@@ -223,7 +225,7 @@ func (s *Server) Conns() int {
 }
 
 // Close tears down every connection and waits for their agents to exit
-// (each through the shutdown ladder).
+// (each through the shutdown ladder) and their output to be drained.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true

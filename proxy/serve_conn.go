@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/wire"
@@ -48,6 +49,8 @@ type serveConn struct {
 	closeOnce sync.Once
 	done      chan struct{} // closed when the connection is torn down
 	readDone  chan struct{} // closed when the stdout reader ends
+	errDone   chan struct{} // closed when the stderr reader ends
+	stopped   chan struct{} // closed when the agent has exited and its output is drained
 }
 
 // newConnID returns an unguessable connection id.
@@ -72,6 +75,7 @@ func (s *Server) startConn(ws func([]byte) error) (*serveConn, error) {
 		conn: newOutStream(s.opts.StreamBuffer, gate), sessions: map[string]*outStream{},
 		routes: map[string]string{}, agentReqs: map[string]string{},
 		toWS: ws, done: make(chan struct{}), readDone: make(chan struct{}),
+		errDone: make(chan struct{}), stopped: make(chan struct{}),
 	}
 	s.addConn(c)
 	go c.readStdout() // stdout reader: ends at the agent's stdout EOF
@@ -79,12 +83,26 @@ func (s *Server) startConn(ws func([]byte) error) (*serveConn, error) {
 	go func() {       // exit watcher: ends when the agent exits or the connection closes
 		select {
 		case <-agent.Done():
-			<-c.readDone
+			// What the agent wrote before exiting is routed first, unless
+			// a process it left behind keeps its stdout open.
+			waitClosed(c.readDone, agent.grace)
 			c.close()
 		case <-c.done:
 		}
 	}()
 	return c, nil
+}
+
+// waitClosed waits up to d for ch to close and reports whether it did.
+func waitClosed(ch <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // send writes one client message to the agent as one line. A body that
@@ -169,6 +187,7 @@ func (c *serveConn) stream(sessionID string) *outStream {
 // limit, and routes each.
 func (c *serveConn) readStdout() {
 	defer close(c.readDone)
+	defer c.agent.Stdout.Close()
 	r := bufio.NewReaderSize(c.agent.Stdout, 64<<10)
 	for {
 		line, err := r.ReadBytes('\n')
@@ -244,6 +263,8 @@ func (c *serveConn) awaitInit(id []byte) chan []byte {
 // readStderr passes the agent's stderr to serve's stderr, line by line so
 // agents do not interleave mid-line, and records it.
 func (c *serveConn) readStderr() {
+	defer close(c.errDone)
+	defer c.agent.Stderr.Close()
 	r := bufio.NewReaderSize(c.agent.Stderr, 16<<10)
 	for {
 		line, err := r.ReadBytes('\n')
@@ -278,9 +299,27 @@ func (c *serveConn) close() {
 			c.initReply = nil
 		}
 		c.mu.Unlock()
-		go c.agent.Shutdown() // ladder: ends when the agent has exited
+		go c.stop() // ladder: ends when the agent has exited and its output is drained
 	})
 }
 
-// wait blocks until the agent has exited.
-func (c *serveConn) wait() { c.agent.Wait() }
+// stop runs the shutdown ladder and waits for both readers to reach EOF.
+// Processes the agent left behind in its group still holding the pipes
+// get SIGKILL after a grace, and our ends are closed, so the readers end
+// either way.
+func (c *serveConn) stop() {
+	defer close(c.stopped)
+	a := c.agent
+	a.Shutdown()
+	if waitClosed(c.readDone, a.grace) && waitClosed(c.errDone, a.grace) {
+		return
+	}
+	a.Kill()
+	a.Stdout.Close() // unblocks a reader: os.Pipe ends are pollable
+	a.Stderr.Close()
+	<-c.readDone
+	<-c.errDone
+}
+
+// wait blocks until the agent has exited and its output is drained.
+func (c *serveConn) wait() { <-c.stopped }
