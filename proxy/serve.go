@@ -48,6 +48,17 @@ type ServeOptions struct {
 	// Stderr receives the agents' stderr and serve's warnings (default
 	// os.Stderr).
 	Stderr io.Writer
+	// MaxMessageSize bounds a POST body or WebSocket message (0 means
+	// DefaultMaxMessageSize): a longer one gets 413 or a 1009 close.
+	MaxMessageSize int64
+	// MaxConns caps open connections, each an agent process (0 means
+	// DefaultMaxConns, negative means no cap): initialize beyond it gets
+	// 503 with Retry-After.
+	MaxConns int
+	// IdleTimeout closes a connection with no stream open that sends
+	// nothing and is not deleted for that long (0 means
+	// DefaultIdleTimeout, negative never).
+	IdleTimeout time.Duration
 }
 
 // Server is serve's HTTP handler. Close ends every connection.
@@ -55,13 +66,14 @@ type ServeOptions struct {
 // Concurrency: each connection owns three goroutines, the stdout reader
 // (routes agent messages to streams, ends at stdout EOF), the stderr
 // reader (ends at stderr EOF) and the exit watcher (ends when the agent
-// exits or the connection closes). Each open GET stream is written by its
-// own handler goroutine; a WebSocket connection adds a closer goroutine
-// that ends with the connection. Tearing a connection down closes its
-// streams and runs the agent's shutdown ladder in one more goroutine,
-// which ends when the agent has exited and both readers have ended
-// (closing our pipe ends if something the agent left behind holds them);
-// Close waits for those.
+// exits or the connection closes), and an idle timer whose function runs
+// briefly when it fires. Each open GET stream is written by its own
+// handler goroutine; a WebSocket connection adds a closer goroutine that
+// ends with the connection. Tearing a connection down closes its streams
+// and runs the agent's shutdown ladder in one more goroutine, which ends
+// when the agent has exited and both readers have ended (closing our
+// pipe ends if something the agent left behind holds them); only then is
+// the connection's slot free. Close waits for those.
 type Server struct {
 	opts     ServeOptions
 	nums     connTable
@@ -69,6 +81,7 @@ type Server struct {
 
 	mu     sync.Mutex
 	conns  map[string]*serveConn
+	agents int // connection slots taken: agents running or stopping
 	closed bool
 
 	errMu sync.Mutex // serializes lines on Stderr
@@ -87,6 +100,15 @@ func NewServer(opts ServeOptions) (*Server, error) {
 	}
 	if opts.Stderr == nil {
 		opts.Stderr = os.Stderr
+	}
+	if opts.MaxMessageSize <= 0 {
+		opts.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if opts.MaxConns == 0 {
+		opts.MaxConns = DefaultMaxConns
+	}
+	if opts.IdleTimeout == 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
 	}
 	opts.Recorder = recorderOrNop(opts.Recorder)
 	s := &Server{opts: opts, conns: map[string]*serveConn{}}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -46,6 +45,11 @@ type serveConn struct {
 	initReply chan []byte
 	toWS      func([]byte) error // set in WebSocket mode: every message goes here
 
+	idleMu     sync.Mutex
+	idle       *time.Timer // the idle reaper; nil when --idle-timeout is off
+	busy       int         // holds: POSTs being handled, open streams
+	lastActive time.Time   // when the last hold ended
+
 	closeOnce sync.Once
 	done      chan struct{} // closed when the connection is torn down
 	readDone  chan struct{} // closed when the stdout reader ends
@@ -60,11 +64,12 @@ func newConnID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// startConn spawns the agent for a new connection and starts reading its
-// stdout and stderr.
+// startConn spawns the agent for a new connection, in a slot the caller
+// has acquired, and starts reading its stdout and stderr.
 func (s *Server) startConn(ws func([]byte) error) (*serveConn, error) {
 	agent, err := StartAgent(context.Background(), s.opts.Argv, s.opts.Agent)
 	if err != nil {
+		s.releaseSlot()
 		err = withHint(err, HintServe)
 		s.warn(err.Error())
 		return nil, err
@@ -78,6 +83,7 @@ func (s *Server) startConn(ws func([]byte) error) (*serveConn, error) {
 		errDone: make(chan struct{}), stopped: make(chan struct{}),
 	}
 	s.addConn(c)
+	c.startIdle()
 	go c.readStdout() // stdout reader: ends at the agent's stdout EOF
 	go c.readStderr() // stderr reader: ends at the agent's stderr EOF
 	go func() {       // exit watcher: ends when the agent exits or the connection closes
@@ -107,20 +113,13 @@ func waitClosed(ch <-chan struct{}, d time.Duration) bool {
 
 // send writes one client message to the agent as one line. A body that
 // spans lines (pretty-printed JSON) is compacted, because stdio framing
-// cannot carry it otherwise; a single-line body goes unchanged.
+// cannot carry it otherwise; a single-line body goes unchanged. Neither
+// copies a big body: it is written as it is, or compacted as it streams.
 func (c *serveConn) send(msg []byte) error {
 	msg = bytes.TrimRight(msg, "\r\n")
-	if bytes.ContainsAny(msg, "\r\n") {
-		var buf bytes.Buffer
-		if json.Compact(&buf, msg) == nil {
-			msg = buf.Bytes()
-		}
-	}
-	line := make([]byte, 0, len(msg)+1)
-	line = append(append(line, msg...), '\n')
 	c.stdinMu.Lock()
 	defer c.stdinMu.Unlock()
-	if _, err := c.agent.Stdin.Write(line); err != nil {
+	if err := writeLine(c.agent.Stdin, msg); err != nil {
 		return fmt.Errorf("writing to the agent: %w", err)
 	}
 	return nil
@@ -288,6 +287,7 @@ func (c *serveConn) readStderr() {
 func (c *serveConn) close() {
 	c.closeOnce.Do(func() {
 		close(c.done)
+		c.stopIdle()
 		c.srv.removeConn(c)
 		c.mu.Lock()
 		c.conn.close()
@@ -303,12 +303,13 @@ func (c *serveConn) close() {
 	})
 }
 
-// stop runs the shutdown ladder and waits for both readers to reach EOF.
-// Processes the agent left behind in its group still holding the pipes
-// get SIGKILL after a grace, and our ends are closed, so the readers end
-// either way.
+// stop runs the shutdown ladder, waits for both readers to reach EOF and
+// frees the connection's slot. Processes the agent left behind in its
+// group still holding the pipes get SIGKILL after a grace, and our ends
+// are closed, so the readers end either way.
 func (c *serveConn) stop() {
 	defer close(c.stopped)
+	defer c.srv.releaseSlot()
 	a := c.agent
 	a.Shutdown()
 	if waitClosed(c.readDone, a.grace) && waitClosed(c.errDone, a.grace) {
