@@ -39,6 +39,7 @@ protocol the client used.`,
 			fs.Bool("unsafe-upstream-insecure", false, "do not verify the upstream's TLS certificate (UNSAFE)")
 			fs.String("upstream-protocol", "auto", "towards an http:// upstream: auto (what the client spoke), http1 or h2c")
 			fs.StringArray("allow-origin", nil, "browser Origin allowed besides our own (repeatable; * allows any)")
+			proxyBoundFlags(fs)
 			netCaptureFlags(fs)
 		},
 		run: runProxy,
@@ -80,6 +81,9 @@ func runProxy(fs *flag.FlagSet, args []string) (int, error) {
 	opts.AllowOrigins, _ = fs.GetStringArray("allow-origin")
 	opts.UnsafeUpstreamInsecure, _ = fs.GetBool("unsafe-upstream-insecure")
 	opts.UpstreamProtocol, _ = fs.GetString("upstream-protocol")
+	if err := proxyBounds(fs, &opts); err != nil {
+		return 2, err
+	}
 	if _, err := proxy.NewHTTPProxy(opts); err != nil {
 		return 2, usageErrorf("%v", err) // checked before anything is opened
 	}
