@@ -23,8 +23,8 @@ type exchange struct {
 
 	body *bodyTap
 
-	status int
-	mode   responseMode
+	status   int
+	mode     responseMode
 	header   http.Header // the response headers as sent
 	copy     []byte      // json and control modes: the response body
 	overflow bool        // the body outgrew the limit: copy dropped

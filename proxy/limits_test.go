@@ -208,15 +208,16 @@ func TestHTTPProxyMessageTooBig(t *testing.T) {
 			}
 		})
 	}
-	closes := map[string]int{}
-	for _, fr := range rec.all() {
-		if fr.Env.Headers["ws-close"] == "1009 "+reason {
-			closes[fr.Dir.String()]++
+	// The close to the far leg is recorded after the near one's was sent.
+	waitLong(t, "1009 closes recorded on both legs of both sockets", func() bool {
+		closes := map[string]int{}
+		for _, fr := range rec.all() {
+			if fr.Env.Headers["ws-close"] == "1009 "+reason {
+				closes[fr.Dir.String()]++
+			}
 		}
-	}
-	if closes["client"] != 2 || closes["agent"] != 2 {
-		t.Errorf("recorded 1009 closes by direction %v, want 2 each (both legs, both tests)", closes)
-	}
+		return closes["client"] == 2 && closes["agent"] == 2
+	})
 }
 
 // TestHTTPProxyInFlightCap: beyond --max-in-flight a request gets 503

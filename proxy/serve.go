@@ -79,10 +79,11 @@ type Server struct {
 	nums     connTable
 	upgrader websocket.Upgrader
 
-	mu     sync.Mutex
-	conns  map[string]*serveConn
-	agents int // connection slots taken: agents running or stopping
-	closed bool
+	mu      sync.Mutex
+	conns   map[string]*serveConn
+	agents  int            // connection slots taken: agents running or stopping
+	running sync.WaitGroup // one per slot taken; Close waits for them all
+	closed  bool
 
 	errMu sync.Mutex // serializes lines on Stderr
 }
@@ -221,10 +222,16 @@ func (s *Server) record(conn uint32, dir wire.Dir, b []byte, flags wire.Flags, e
 	s.opts.Recorder.Frame(conn, dir, now(), b, flags, env)
 }
 
-func (s *Server) addConn(c *serveConn) {
+// addConn makes c findable by its id; it reports false once Close has
+// begun, whose snapshot of the connections c would have missed.
+func (s *Server) addConn(c *serveConn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
 	s.conns[c.id] = c
+	return true
 }
 
 func (s *Server) removeConn(c *serveConn) {
@@ -259,9 +266,7 @@ func (s *Server) Close() error {
 	for _, c := range conns {
 		c.close()
 	}
-	for _, c := range conns {
-		c.wait()
-	}
+	s.running.Wait()
 	return nil
 }
 

@@ -54,7 +54,6 @@ type serveConn struct {
 	done      chan struct{} // closed when the connection is torn down
 	readDone  chan struct{} // closed when the stdout reader ends
 	errDone   chan struct{} // closed when the stderr reader ends
-	stopped   chan struct{} // closed when the agent has exited and its output is drained
 }
 
 // newConnID returns an unguessable connection id.
@@ -80,9 +79,9 @@ func (s *Server) startConn(ws func([]byte) error) (*serveConn, error) {
 		conn: newOutStream(s.opts.StreamBuffer, gate), sessions: map[string]*outStream{},
 		routes: map[string]string{}, agentReqs: map[string]string{},
 		toWS: ws, done: make(chan struct{}), readDone: make(chan struct{}),
-		errDone: make(chan struct{}), stopped: make(chan struct{}),
+		errDone: make(chan struct{}),
 	}
-	s.addConn(c)
+	added := s.addConn(c)
 	c.startIdle()
 	go c.readStdout() // stdout reader: ends at the agent's stdout EOF
 	go c.readStderr() // stderr reader: ends at the agent's stderr EOF
@@ -96,6 +95,10 @@ func (s *Server) startConn(ws func([]byte) error) (*serveConn, error) {
 		case <-c.done:
 		}
 	}()
+	if !added {
+		c.close()
+		return nil, errServerClosed
+	}
 	return c, nil
 }
 
@@ -308,7 +311,6 @@ func (c *serveConn) close() {
 // group still holding the pipes get SIGKILL after a grace, and our ends
 // are closed, so the readers end either way.
 func (c *serveConn) stop() {
-	defer close(c.stopped)
 	defer c.srv.releaseSlot()
 	a := c.agent
 	a.Shutdown()
@@ -321,6 +323,3 @@ func (c *serveConn) stop() {
 	<-c.readDone
 	<-c.errDone
 }
-
-// wait blocks until the agent has exited and its output is drained.
-func (c *serveConn) wait() { <-c.stopped }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -19,6 +20,9 @@ const DefaultMaxConns = 64
 // paused in a debugger) plenty of time.
 const DefaultIdleTimeout = 5 * time.Minute
 
+// errServerClosed refuses a connection that Close overtook.
+var errServerClosed = errors.New("serve is shutting down")
+
 // acquire takes a connection slot; it reports false when MaxConns agents
 // are running. A slot is held until the agent has exited and its output
 // is drained, so the cap bounds processes, not just entries in a map.
@@ -29,13 +33,15 @@ func (s *Server) acquire() bool {
 		return false
 	}
 	s.agents++
+	s.running.Add(1)
 	return true
 }
 
 func (s *Server) releaseSlot() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.agents--
+	s.mu.Unlock()
+	s.running.Done()
 }
 
 // Agents returns how many agent processes serve has running or still
@@ -46,9 +52,17 @@ func (s *Server) Agents() int {
 	return s.agents
 }
 
-// refuseFull answers an initialize or WebSocket beyond the cap.
+// refuseFull answers an initialize or WebSocket beyond the cap, or one
+// that came while serve shuts down.
 func (s *Server) refuseFull(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Retry-After", strconv.Itoa(int(RetryAfter/time.Second)))
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		s.answer(w, r, 0, http.StatusServiceUnavailable, errServerClosed.Error())
+		return
+	}
 	s.answer(w, r, 0, http.StatusServiceUnavailable, fmt.Sprintf(
 		"connections at the --max-connections cap (%d); retry later, end idle ones with DELETE, or raise --max-connections",
 		s.opts.MaxConns))
@@ -80,8 +94,18 @@ func (c *serveConn) unhold() {
 	defer c.idleMu.Unlock()
 	c.busy--
 	c.lastActive = time.Now()
-	if c.busy == 0 && c.idle != nil {
+	if c.busy == 0 && c.idle != nil && !c.closing() {
 		c.idle.Reset(c.srv.opts.IdleTimeout)
+	}
+}
+
+// closing reports whether the connection is being torn down.
+func (c *serveConn) closing() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -89,10 +113,8 @@ func (c *serveConn) unhold() {
 // idle for the whole period is torn down, its agent stopped through the
 // shutdown ladder, and serve says so once.
 func (c *serveConn) reapIfIdle() {
-	select {
-	case <-c.done:
-		return // torn down already
-	default:
+	if c.closing() {
+		return
 	}
 	d := c.srv.opts.IdleTimeout
 	c.idleMu.Lock()
