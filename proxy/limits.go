@@ -52,13 +52,12 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 // bytes have come.
 func readUpTo(r io.Reader, limit int64) ([]byte, error) {
 	var b bodyBuffer
-	p := make([]byte, 32<<10)
 	for {
-		n, err := r.Read(p)
-		if int64(b.len()+n) > limit {
+		n, err := r.Read(b.room())
+		b.grew(n)
+		if int64(b.n) > limit {
 			return nil, errTooBig
 		}
-		b.write(p[:n])
 		if err == io.EOF {
 			return b.bytes(), nil
 		}
@@ -77,8 +76,12 @@ type bodyBuffer struct {
 	n      int
 }
 
-// maxChunk bounds a chunk, and so what a body may overshoot its size by.
-const maxChunk = 4 << 20
+// The chunks start small, for the many small messages, and double up to
+// maxChunk, which bounds what a body may overshoot its size by.
+const (
+	firstChunk = 512
+	maxChunk   = 4 << 20
+)
 
 // newBodyBuffer returns a buffer holding a body of size bytes in one
 // chunk, without any copy at the end.
@@ -88,36 +91,47 @@ func newBodyBuffer(size int) bodyBuffer {
 
 func (b *bodyBuffer) len() int { return b.n }
 
-func (b *bodyBuffer) write(p []byte) {
-	b.n += len(p)
-	for len(p) > 0 {
-		last := len(b.chunks) - 1
-		if last < 0 || len(b.chunks[last]) == cap(b.chunks[last]) {
-			size := 32 << 10
-			if last >= 0 {
-				size = min(2*cap(b.chunks[last]), maxChunk)
-			}
-			b.chunks = append(b.chunks, make([]byte, 0, size))
-			last++
+// room returns the free space of the last chunk, adding a chunk when it
+// is full; grew keeps what was put there.
+func (b *bodyBuffer) room() []byte {
+	last := len(b.chunks) - 1
+	if last < 0 || len(b.chunks[last]) == cap(b.chunks[last]) {
+		size := firstChunk
+		if last >= 0 {
+			size = min(2*cap(b.chunks[last]), maxChunk)
 		}
-		c := b.chunks[last]
-		k := min(len(p), cap(c)-len(c))
-		b.chunks[last] = append(c, p[:k]...)
+		b.chunks = append(b.chunks, make([]byte, 0, size))
+		last++
+	}
+	c := b.chunks[last]
+	return c[len(c):cap(c)]
+}
+
+// grew keeps the n bytes just put in room.
+func (b *bodyBuffer) grew(n int) {
+	last := len(b.chunks) - 1
+	b.chunks[last] = b.chunks[last][:len(b.chunks[last])+n]
+	b.n += n
+}
+
+// write keeps a copy of p.
+func (b *bodyBuffer) write(p []byte) {
+	for len(p) > 0 {
+		k := copy(b.room(), p)
+		b.grew(k)
 		p = p[k:]
 	}
 }
 
-// bytes returns the body in one slice and empties the buffer. Joining a
+// bytes returns the body in one slice of its length and empties the
+// buffer: whoever keeps it (the capture) keeps no spare room. Joining a
 // big body's chunks leaves them as garbage the size of the body; they
 // are collected at once, or the next big allocation (the capture's
 // commit) would come on top of them.
 func (b *bodyBuffer) bytes() []byte {
 	chunks := b.chunks
 	*b = bodyBuffer{}
-	switch len(chunks) {
-	case 0:
-		return []byte{}
-	case 1:
+	if len(chunks) == 1 && len(chunks[0]) == cap(chunks[0]) {
 		return chunks[0]
 	}
 	n := 0
