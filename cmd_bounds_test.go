@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acpscope/acpscope/proxy"
+	flag "github.com/spf13/pflag"
 )
 
 const (
@@ -66,7 +69,7 @@ func startListening(t *testing.T, bin, prefix string, args ...string) (*exec.Cmd
 	return nil, ""
 }
 
-// memKiB reads a Vm line (VmHWM, VmRSS) of a process, in bytes.
+// memOf reads a Vm line (VmHWM, VmRSS) of a process, in bytes.
 func memOf(t *testing.T, pid int, field string) int64 {
 	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
@@ -199,4 +202,49 @@ func initializeAt(t *testing.T, c *http.Client, url string) string {
 		t.Fatalf("initialize: %d %v", resp.StatusCode, resp.Header)
 	}
 	return id
+}
+
+// TestBoundFlags: sizes read as gc reads them, 0 turns a cap off, and a
+// size that is no size, or none at all, is a usage error naming the flag.
+func TestBoundFlags(t *testing.T) {
+	tests := []struct {
+		args     []string
+		wantSize int64
+		wantCap  int
+		wantIdle time.Duration
+		wantErr  string
+	}{
+		{nil, 256 * mib, 64, 5 * time.Minute, ""},
+		{[]string{"--max-message-size", "64MiB", "--max-connections", "8", "--idle-timeout", "2m"}, 64 * mib, 8, 2 * time.Minute, ""},
+		{[]string{"--max-message-size=1GiB", "--max-connections=0", "--idle-timeout=0"}, gib, -1, -1, ""},
+		{[]string{"--max-message-size", "lots"}, 0, 0, 0, `--max-message-size: "lots" is not a size`},
+		{[]string{"--max-message-size", "0"}, 0, 0, 0, "--max-message-size must be more than 0"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+			serveBoundFlags(fs)
+			if err := fs.Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			var opts proxy.ServeOptions
+			err := serveBounds(fs, &opts)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || opts.MaxMessageSize != tt.wantSize || opts.MaxConns != tt.wantCap || opts.IdleTimeout != tt.wantIdle {
+				t.Fatalf("%v: size %d, cap %d, idle %v; want %d, %d, %v", err, opts.MaxMessageSize, opts.MaxConns, opts.IdleTimeout, tt.wantSize, tt.wantCap, tt.wantIdle)
+			}
+		})
+	}
+	fs := flag.NewFlagSet("proxy", flag.ContinueOnError)
+	proxyBoundFlags(fs)
+	fs.Parse([]string{"--max-in-flight", "0", "--max-message-size", "10MB"})
+	var opts proxy.HTTPProxyOptions
+	if err := proxyBounds(fs, &opts); err != nil || opts.MaxInFlight != -1 || opts.MaxMessageSize != 10_000_000 {
+		t.Fatalf("proxy bounds: %v %+v", err, opts)
+	}
 }
