@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -174,28 +175,46 @@ func TestServeReapsAbandonedConnections(t *testing.T) {
 }
 
 // TestServeIdleSparesLiveConnections: an open connection stream is not
-// idleness, and neither is a client that keeps POSTing; the connection
-// left alone is reaped.
+// idleness, and neither is a POST still arriving; the connection left
+// alone is reaped, and the others are once they go quiet.
 func TestServeIdleSparesLiveConnections(t *testing.T) {
 	const idle = 200 * time.Millisecond
 	var stderr testkit.Buffer
-	f := startServe(t, protoH1, func(o *ServeOptions) { o.IdleTimeout, o.Stderr = idle, &stderr })
-	streaming, posting, silent := f.initialize(t), f.initialize(t), f.initialize(t)
-	f.openStream(t, streaming, "")
-	for i := 0; i < 6; i++ { // three idle periods, a POST every half period
-		resp := f.do(t, "POST", `{"jsonrpc":"2.0","method":"x/ping","params":{}}`, "Content-Type", ctJSON, HeaderConnectionID, posting)
-		readAll(t, resp.Body)
-		if resp.StatusCode != http.StatusAccepted {
-			t.Fatalf("POST %d on a busy connection: %d", i, resp.StatusCode)
+	f := startServe(t, protoH1, func(o *ServeOptions) { o.IdleTimeout, o.DisconnectGrace, o.Stderr = idle, -1, &stderr })
+	streaming, uploading, silent := f.initialize(t), f.initialize(t), f.initialize(t)
+	_, stream := f.openStream(t, streaming, "")
+	body, upload := io.Pipe()
+	posted := make(chan int, 1)
+	go func() { // uploader: ends when the POST is answered
+		req, _ := http.NewRequest(http.MethodPost, f.url, body)
+		req.Header.Set("Content-Type", ctJSON)
+		req.Header.Set(HeaderConnectionID, uploading)
+		resp, err := f.c.Do(req)
+		if err != nil {
+			posted <- 0
+			return
 		}
-		time.Sleep(idle / 2)
-	}
+		resp.Body.Close()
+		posted <- resp.StatusCode
+	}()
+	msg := `{"jsonrpc":"2.0","method":"x/ping","params":{}}`
+	upload.Write([]byte(msg[:10])) // the POST has begun and stays unfinished
 	waitLong(t, "the silent connection reaped", func() bool { return f.srv.lookup(silent) == nil })
-	if f.srv.lookup(streaming) == nil || f.srv.lookup(posting) == nil {
-		t.Fatalf("a live connection was reaped:\n%s", stderr.String())
+	time.Sleep(3 * idle) // a lower bound: the longer, the stronger the check
+	if f.srv.lookup(streaming) == nil || f.srv.lookup(uploading) == nil {
+		t.Fatalf("a connection with a stream open or a POST arriving was reaped:\n%s", stderr.String())
 	}
-	if got := stderr.String(); strings.Count(got, "idle for") != 1 || !strings.Contains(got, silent) {
-		t.Errorf("stderr should name the silent connection once:\n%s", got)
+	upload.Write([]byte(msg[10:]))
+	upload.Close()
+	if code := <-posted; code != http.StatusAccepted {
+		t.Fatalf("the long POST: %d", code)
+	}
+	stream.Body.Close()
+	waitLong(t, "the others reaped once quiet", func() bool { return f.srv.Conns() == 0 })
+	for _, id := range []string{silent, uploading, streaming} {
+		if n := strings.Count(stderr.String(), "connection "+id+" idle for"); n != 1 {
+			t.Errorf("connection %s reaped with %d notices, want 1:\n%s", id, n, stderr.String())
+		}
 	}
 }
 
