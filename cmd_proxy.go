@@ -45,6 +45,7 @@ upstream unchanged unless --upstream-auth-token(-file) replaces it.`,
 			guardFlags(fs)
 			fs.String("upstream-auth-token", "", "send the upstream 'Authorization: Bearer TOKEN' instead of the client's (shows in ps: prefer the file or $"+envUpstreamAuthToken+")")
 			fs.String("upstream-auth-token-file", "", "send the upstream the token in FILE instead of the client's")
+			proxyBoundFlags(fs)
 			netCaptureFlags(fs)
 		},
 		run: runProxy,
@@ -95,6 +96,9 @@ func runProxy(fs *flag.FlagSet, args []string) (int, error) {
 	opts.Path, _ = fs.GetString("path")
 	opts.UnsafeUpstreamInsecure, _ = fs.GetBool("unsafe-upstream-insecure")
 	opts.UpstreamProtocol, _ = fs.GetString("upstream-protocol")
+	if err := proxyBounds(fs, &opts); err != nil {
+		return 2, err
+	}
 	if _, err := proxy.NewHTTPProxy(opts); err != nil {
 		return 2, usageErrorf("%v", err) // checked before anything is opened
 	}

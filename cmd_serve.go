@@ -23,8 +23,8 @@ func init() {
       beyond loopback a token is required (or --no-auth, said on stderr)
 
 Each connection (POST initialize without Acp-Connection-Id, or a WebSocket)
-gets its own agent process; DELETE, a closed WebSocket, or a connection
-stream left closed for 10 s stops it. Routing follows the draft RFD:
+gets its own agent process; DELETE, a closed WebSocket, a connection
+stream left closed for 10 s, or --idle-timeout with no stream open stops it. Routing follows the draft RFD:
 initialize answers 200 with Acp-Connection-Id, other POSTs 202 with the reply
 on the connection-scoped GET stream (session/new, load, fork, resume and
 non-session messages) or the session-scoped one (everything naming a
@@ -43,6 +43,7 @@ starts: see --allow-host and --allow-origin.`,
 			guardFlags(fs)
 			fs.Duration("keepalive", proxy.DefaultKeepAlive, "keep-alive comment interval on quiet SSE streams (0 disables)")
 			fs.Duration("grace", proxy.DefaultGrace, "when a connection ends, how long its agent gets before SIGTERM, then SIGKILL")
+			serveBoundFlags(fs)
 			netCaptureFlags(fs)
 		},
 		run: runServe,
@@ -75,6 +76,9 @@ func runServe(fs *flag.FlagSet, args []string) (int, error) {
 		opts.KeepAlive = -1
 	}
 	opts.Agent.Grace, _ = fs.GetDuration("grace")
+	if err := serveBounds(fs, &opts); err != nil {
+		return 2, err
+	}
 	// An agent that cannot run would fail every connection with a 502 and
 	// nothing on our stderr: say so once, now, as the stdio form does.
 	if err := proxy.CheckAgent(args, proxy.HintServe); err != nil {

@@ -143,6 +143,7 @@ func startError(name string, err error) error {
 
 // reap waits for the process and records how it ended.
 func (a *Agent) reap() {
+	awaitExit(a.pgid)
 	err := a.cmd.Wait()
 	a.status = exitStatus(a.cmd.ProcessState, err)
 	close(a.done)

@@ -10,9 +10,12 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/gorilla/websocket"
 )
@@ -45,7 +48,21 @@ type HTTPProxyOptions struct {
 	// h2c client and HTTP/1.1 otherwise; "http1" and "h2c" force one.
 	// https:// upstreams negotiate through TLS either way.
 	UpstreamProtocol string
+	// MaxMessageSize bounds a request body or WebSocket message on the
+	// endpoint (0 means DefaultMaxMessageSize): a longer one gets 413 or
+	// a 1009 close and never reaches the upstream.
+	MaxMessageSize int64
+	// MaxInFlight caps requests in flight, open SSE streams and
+	// WebSockets included (0 means DefaultMaxInFlight, negative means no
+	// cap); beyond it a request gets 503 with Retry-After.
+	MaxInFlight int
 }
+
+// DefaultMaxInFlight caps the proxy's requests in flight. Each holds a
+// goroutine, a socket on each side and up to one message; an editor keeps
+// a handful open (a connection stream, one per session, a POST or two), so
+// 256 is room for dozens of editors and still bounds sockets and memory.
+const DefaultMaxInFlight = 256
 
 // HTTPProxy is a recording reverse proxy for ACP over Streamable HTTP and
 // WebSocket. It forwards bytes unchanged and records a parsed copy.
@@ -63,6 +80,10 @@ type HTTPProxy struct {
 	upToken  string // UpstreamAuthToken
 	proto    string // UpstreamProtocol
 	conns    connTable
+
+	maxMessage  int64 // MaxMessageSize
+	maxInFlight int   // MaxInFlight
+	inFlight    atomic.Int64
 
 	h1, h2c   *http.Transport         // HTTP/1.1 (and h2 over TLS); cleartext HTTP/2
 	rp1, rp2c *httputil.ReverseProxy  // one per transport
@@ -89,7 +110,14 @@ func NewHTTPProxy(opts HTTPProxyOptions) (*HTTPProxy, error) {
 		return nil, err
 	}
 	p := &HTTPProxy{upstream: u, path: opts.Path, rec: recorderOrNop(opts.Recorder), guard: guard,
-		upToken: opts.UpstreamAuthToken, proto: opts.UpstreamProtocol}
+		upToken: opts.UpstreamAuthToken, proto: opts.UpstreamProtocol,
+		maxMessage: opts.MaxMessageSize, maxInFlight: opts.MaxInFlight}
+	if p.maxMessage <= 0 {
+		p.maxMessage = DefaultMaxMessageSize
+	}
+	if p.maxInFlight == 0 {
+		p.maxInFlight = DefaultMaxInFlight
+	}
 	if p.path == "" {
 		p.path = u.Path
 	}
@@ -213,6 +241,11 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.refuse(w, r, ref)
 		return
 	}
+	if !p.enter() {
+		p.refuseBusy(w, r)
+		return
+	}
+	defer p.leave()
 	if r.URL.Path != p.path {
 		p.reverseProxy(r).ServeHTTP(w, r)
 		return
@@ -221,7 +254,34 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.serveWebSocket(w, r)
 		return
 	}
-	p.serveRecorded(w, r)
+	releaseMemory(p.serveRecorded(w, r))
+}
+
+// enter counts a request in flight; it reports false at the cap.
+func (p *HTTPProxy) enter() bool {
+	if n := p.inFlight.Add(1); p.maxInFlight > 0 && n > int64(p.maxInFlight) {
+		p.inFlight.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (p *HTTPProxy) leave() { p.inFlight.Add(-1) }
+
+// InFlight returns how many requests the proxy is handling.
+func (p *HTTPProxy) InFlight() int { return int(p.inFlight.Load()) }
+
+// refuseBusy answers 503 beyond --max-in-flight, recorded on our endpoint.
+func (p *HTTPProxy) refuseBusy(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == p.path {
+		ex := p.newExchange(r)
+		defer ex.finish(false)
+		w = &tapWriter{ResponseWriter: w, ex: ex, conns: &p.conns, limit: p.maxMessage}
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(int(RetryAfter/time.Second)))
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	fmt.Fprintf(w, "acpscope: requests in flight at the --max-in-flight cap (%d); retry later or raise --max-in-flight\n", p.maxInFlight)
 }
 
 // reverseProxy picks the transport matching the client's protocol, so an
@@ -245,6 +305,10 @@ func (p *HTTPProxy) reverseProxy(r *http.Request) *httputil.ReverseProxy {
 // upstreamError answers 502 with a body that says what went wrong; the
 // tap records it like any other response.
 func (p *HTTPProxy) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
+	if tw, ok := w.(*tapWriter); ok && tw.ex.body != nil && tw.ex.body.exceeded() {
+		p.tooBig(w, -1) // the body crossed the limit on its way
+		return
+	}
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		return // the client went away; nobody to answer
 	}

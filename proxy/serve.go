@@ -53,6 +53,17 @@ type ServeOptions struct {
 	// Stderr receives the agents' stderr and serve's warnings (default
 	// os.Stderr).
 	Stderr io.Writer
+	// MaxMessageSize bounds a POST body or WebSocket message (0 means
+	// DefaultMaxMessageSize): a longer one gets 413 or a 1009 close.
+	MaxMessageSize int64
+	// MaxConns caps open connections, each an agent process (0 means
+	// DefaultMaxConns, negative means no cap): initialize beyond it gets
+	// 503 with Retry-After.
+	MaxConns int
+	// IdleTimeout closes a connection with no stream open that sends
+	// nothing and is not deleted for that long (0 means
+	// DefaultIdleTimeout, negative never).
+	IdleTimeout time.Duration
 }
 
 // Server is serve's HTTP handler. Close ends every connection.
@@ -60,23 +71,28 @@ type ServeOptions struct {
 // Concurrency: each connection owns three goroutines, the stdout reader
 // (routes agent messages to streams, ends at stdout EOF), the stderr
 // reader (ends at stderr EOF) and the exit watcher (ends when the agent
-// exits or the connection closes). Each open GET stream is written by its
-// own handler goroutine; a WebSocket connection adds a closer goroutine
-// that ends with the connection. A session stream opened before its
-// session is named holds a wait timer (time.AfterFunc) that ends the
-// stream when nothing names the session in time; naming it, or the
-// connection's teardown, stops the timer. Tearing a connection down closes its
-// streams and runs the agent's shutdown ladder in one more goroutine,
-// which ends when the agent has exited; Close waits for those.
+// exits or the connection closes), and an idle timer whose function runs
+// briefly when it fires. Each open GET stream is written by its own
+// handler goroutine; a WebSocket connection adds a closer goroutine that
+// ends with the connection. A session stream opened before its session is
+// named holds a wait timer (time.AfterFunc) that ends the stream when
+// nothing names the session in time; naming it, or the connection's
+// teardown, stops the timer. Tearing a connection down closes its streams
+// and runs the agent's shutdown ladder in one more goroutine, which ends
+// when the agent has exited and both readers have ended (closing our
+// pipe ends if something the agent left behind holds them); only then is
+// the connection's slot free. Close waits for those.
 type Server struct {
 	opts     ServeOptions
 	guard    *Guard
 	nums     connTable
 	upgrader websocket.Upgrader
 
-	mu     sync.Mutex
-	conns  map[string]*serveConn
-	closed bool
+	mu      sync.Mutex
+	conns   map[string]*serveConn
+	agents  int            // connection slots taken: agents running or stopping
+	running sync.WaitGroup // one per slot taken; Close waits for them all
+	closed  bool
 
 	errMu sync.Mutex // serializes lines on Stderr
 }
@@ -94,6 +110,15 @@ func NewServer(opts ServeOptions) (*Server, error) {
 	}
 	if opts.Stderr == nil {
 		opts.Stderr = os.Stderr
+	}
+	if opts.MaxMessageSize <= 0 {
+		opts.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if opts.MaxConns == 0 {
+		opts.MaxConns = DefaultMaxConns
+	}
+	if opts.IdleTimeout == 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
 	}
 	opts.Recorder = recorderOrNop(opts.Recorder)
 	guard, err := NewGuard(GuardOptions{Name: "serve", Listen: opts.Listen, AllowHosts: opts.AllowHosts,
@@ -211,10 +236,16 @@ func (s *Server) record(conn uint32, dir wire.Dir, b []byte, flags wire.Flags, e
 	s.opts.Recorder.Frame(conn, dir, now(), b, flags, env)
 }
 
-func (s *Server) addConn(c *serveConn) {
+// addConn makes c findable by its id; it reports false once Close has
+// begun, whose snapshot of the connections c would have missed.
+func (s *Server) addConn(c *serveConn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
 	s.conns[c.id] = c
+	return true
 }
 
 func (s *Server) removeConn(c *serveConn) {
@@ -237,7 +268,7 @@ func (s *Server) Conns() int {
 }
 
 // Close tears down every connection and waits for their agents to exit
-// (each through the shutdown ladder).
+// (each through the shutdown ladder) and their output to be drained.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true
@@ -249,9 +280,7 @@ func (s *Server) Close() error {
 	for _, c := range conns {
 		c.close()
 	}
-	for _, c := range conns {
-		c.wait()
-	}
+	s.running.Wait()
 	return nil
 }
 

@@ -13,7 +13,7 @@ import (
 
 // condWait bounds waits on conditions in these tests; the machine is
 // shared, so it is generous and never a speed assertion.
-const condWait = 60 * time.Second
+const condWait = 90 * time.Second
 
 // sseEvent is one event as a test client saw it.
 type sseEvent struct {

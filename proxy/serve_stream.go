@@ -59,20 +59,35 @@ func newOutStream(limit int, gate *orderGate) *outStream {
 	return st
 }
 
-// push queues a copy of msg. It reports false when the stream is closed
-// or, with no client attached, its buffer is full: the message is lost
-// and the caller says so.
-func (s *outStream) push(seq uint64, msg []byte) bool {
-	return s.pushQueued(queued{seq: seq, msg: msg})
+// pushResult says what push did with a message.
+type pushResult uint8
+
+const (
+	pushQueued pushResult = iota
+	// pushClosed: the stream has ended (DELETE, teardown) and nobody
+	// will read it again; dropping the message is no loss to anyone.
+	pushClosed
+	// pushFull: nobody has opened the stream and its buffer is full; the
+	// message is lost and the caller says so.
+	pushFull
+)
+
+// push queues a copy of msg unless the stream is closed or, with no
+// client attached, its buffer is full.
+func (s *outStream) push(seq uint64, msg []byte) pushResult {
+	return s.pushItem(queued{seq: seq, msg: msg})
 }
 
-// pushQueued queues a copy of q's message, as push does.
-func (s *outStream) pushQueued(q queued) bool {
+// pushItem queues a copy of q's message, as push does.
+func (s *outStream) pushItem(q queued) pushResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	msg := q.msg
-	if s.closed || (!s.attached && s.queued+len(msg) > s.limit) {
-		return false
+	if s.closed {
+		return pushClosed
+	}
+	if !s.attached && s.queued+len(msg) > s.limit {
+		return pushFull
 	}
 	q.msg = append([]byte(nil), msg...)
 	s.queue = append(s.queue, q)
@@ -81,7 +96,7 @@ func (s *outStream) pushQueued(q queued) bool {
 	case s.wake <- struct{}{}:
 	default:
 	}
-	return true
+	return pushQueued
 }
 
 // attach claims the stream for one GET; a second concurrent GET is

@@ -388,21 +388,21 @@ func TestServeStderr(t *testing.T) {
 
 func TestOutStreamBound(t *testing.T) {
 	st := newOutStream(10, newOrderGate())
-	if !st.push(1, []byte("12345")) || !st.push(2, []byte("67890")) {
+	if st.push(1, []byte("12345")) != pushQueued || st.push(2, []byte("67890")) != pushQueued {
 		t.Fatal("pushes within the bound refused")
 	}
-	if st.push(3, []byte("x")) {
-		t.Fatal("a push beyond the bound of an unopened stream was accepted")
+	if got := st.push(3, []byte("x")); got != pushFull {
+		t.Fatalf("a push beyond the bound of an unopened stream: %d, want pushFull", got)
 	}
 	if ok, _ := st.attach(); !ok {
 		t.Fatal("attach refused")
 	}
-	if !st.push(3, []byte("x")) {
+	if st.push(3, []byte("x")) != pushQueued {
 		t.Fatal("an open stream must take every message")
 	}
 	st.close()
-	if st.push(4, []byte("y")) {
-		t.Fatal("a closed stream took a message")
+	if got := st.push(4, []byte("y")); got != pushClosed {
+		t.Fatalf("a push to a closed stream: %d, want pushClosed", got)
 	}
 }
 
