@@ -148,6 +148,41 @@ func TestWriteFailure(t *testing.T) {
 	}
 }
 
+// TestRemovedFileWarnsOnce: a capture file removed while recording fails
+// every commit after; that is said once, the loss is still counted, and
+// Close sums it up. (It once printed a warning per commit: 61 in 3 s.)
+func TestRemovedFileWarnsOnce(t *testing.T) {
+	var ws warnings
+	w := createTest(t, WriterOptions{NoSync: true, NoFeed: true, Warn: ws.warn, CommitEvery: 5 * time.Millisecond})
+	w.Chunk(0, StreamClient, 1, []byte(notif(0)+"\n"))
+	waitCommitted(t, w, 1)
+	os.Remove(w.Path())
+	sent := int64(0)
+	deadline := time.Now().Add(time.Minute)
+	for w.Stats().Loss.WriteErrors < 10 { // many commits fail
+		if time.Now().After(deadline) {
+			t.Fatalf("%d failed writes in a minute, want 10: %+v", w.Stats().Loss.WriteErrors, w.Stats().Loss)
+		}
+		w.Chunk(0, StreamAgent, sent+2, []byte(notif(int(sent)+1)+"\n"))
+		sent++
+		time.Sleep(2 * time.Millisecond)
+	}
+	running := ws.all()
+	w.Close()
+	st := w.Stats()
+	if len(running) != 1 || !strings.Contains(running[0], "removed") || !strings.Contains(running[0], "nothing more will be recorded") {
+		t.Errorf("%d warnings while recording, want one saying the file was removed: %q", len(running), running)
+	}
+	if st.Loss.Messages != sent || st.Loss.Bursts != 1 {
+		t.Errorf("loss %+v, want %d messages in 1 burst", st.Loss, sent)
+	}
+	all := ws.all()
+	want := fmt.Sprintf("lost %d messages", sent)
+	if len(all) != 2 || !strings.Contains(all[1], want) || !strings.Contains(all[1], "in 1 burst,") {
+		t.Errorf("warnings %q: want one more at Close saying %q in 1 burst", all, want)
+	}
+}
+
 func TestCreateReadOnlyDir(t *testing.T) {
 	if os.Geteuid() == 0 {
 		t.Skip("root writes into read-only directories")
