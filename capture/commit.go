@@ -107,6 +107,9 @@ func (w *Writer) commitLoop() {
 		if d := w.opts.CommitDelay; d > 0 {
 			time.Sleep(d)
 		}
+		if gate := w.opts.commitGate; gate != nil {
+			<-gate
+		}
 		w.checkLoss()
 		err := w.commit(g)
 		if err != nil {
