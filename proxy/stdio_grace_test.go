@@ -22,11 +22,10 @@ import (
 // EOF alone: such an editor got a megabyte and exit 143.)
 func TestStdioSlowReaderAfterEOF(t *testing.T) {
 	const (
-		grace        = 300 * time.Millisecond
-		lines, size  = 128, 64 << 10 // 8 MiB, many graces' worth at the pace below
-		readSize     = 32 << 10
-		pause        = 10 * time.Millisecond
-		proxyTimeout = 5 * time.Minute
+		grace       = 300 * time.Millisecond
+		lines, size = 128, 64 << 10 // 8 MiB, many graces' worth at the pace below
+		readSize    = 32 << 10
+		pause       = 10 * time.Millisecond
 	)
 	inR, inW := mustPipe(t)
 	outR, outW := mustPipe(t)
@@ -57,8 +56,8 @@ func TestStdioSlowReaderAfterEOF(t *testing.T) {
 	var res Result
 	select {
 	case res = <-done:
-	case <-time.After(proxyTimeout):
-		t.Fatalf("the proxy did not return within %v of its stdout ending", proxyTimeout)
+	case <-time.After(stdioWait):
+		t.Fatalf("the proxy did not return within %v of its stdout ending", stdioWait)
 	}
 	if got.n != lines*size || bytes.Count(all.Bytes(), []byte("\n")) != lines {
 		t.Fatalf("the editor read %d bytes in %d lines, want %d in %d; stderr %q", got.n, bytes.Count(all.Bytes(), []byte("\n")), lines*size, lines, errb.String())
@@ -92,7 +91,7 @@ func TestStdioGraceCountsFromLastOutput(t *testing.T) {
 			p.stdin.Write([]byte("ready\n"))
 			waitForRecorded(t, p.rec, capture.StreamAgent, int64(len("ready\n"))) // signals are set up
 			p.stdin.Close()
-			res := p.wait(t, 5*time.Minute)
+			res := p.wait(t, stdioWait)
 			if res.Exit.Code != tt.code || res.First != EndClient {
 				t.Errorf("result %+v, want code %d, client first", res, tt.code)
 			}
@@ -113,9 +112,9 @@ func TestStdioGraceCountsFromLastOutput(t *testing.T) {
 func TestStdioSignalStopsTalkingAgent(t *testing.T) {
 	p := startProxy(t, StdioConfig{Grace: 300 * time.Millisecond}, "talk", "0", "20", "--ignore-term")
 	p.stdin.Close()
-	waitForText(t, p.errBuf, "talk 5\n", time.Minute)
+	waitForText(t, p.errBuf, "talk 5\n", stdioWait)
 	p.sigs <- syscall.SIGTERM
-	res := p.wait(t, 5*time.Minute)
+	res := p.wait(t, stdioWait)
 	if res.Exit.Code != 128+int(syscall.SIGKILL) || res.First != EndClient || res.Signal != syscall.SIGTERM {
 		t.Errorf("result %+v, want SIGKILL after the forwarded SIGTERM, client first", res)
 	}
@@ -124,10 +123,10 @@ func TestStdioSignalStopsTalkingAgent(t *testing.T) {
 // waitForRecorded waits until the recorder has seen n bytes of stream s.
 func waitForRecorded(t *testing.T, r *testRecorder, s capture.Stream, n int64) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(stdioWait)
 	for r.seen(s) < n {
 		if time.Now().After(deadline) {
-			t.Fatalf("stream %d recorded %d bytes in a minute, want %d", s, r.seen(s), n)
+			t.Fatalf("stream %d recorded %d bytes in %v, want %d", s, r.seen(s), stdioWait, n)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
