@@ -45,8 +45,8 @@ func TestReplayAsAgentClientLeavesEarly(t *testing.T) {
 			var res *AgentResult
 			select {
 			case res = <-done:
-			case <-time.After(time.Minute):
-				t.Fatal("the replay did not end within a minute of the client leaving")
+			case <-time.After(waitLimit):
+				t.Fatalf("the replay did not end within %v of the client leaving", waitLimit)
 			}
 			if want := len(requests) - sent; res.Skipped != want || res.Served != sent {
 				t.Errorf("served %d, skipped %d; want %d and %d\n%s", res.Served, res.Skipped, sent, want, log.String())
@@ -68,6 +68,26 @@ func waitForAnswer(t *testing.T, r *bufio.Reader, id int) {
 			return
 		}
 	}
+}
+
+// waitLimit bounds every wait for the replay or a peer: generous, since
+// the machines the tests run on are shared and busy; a passing wait
+// returns as soon as its condition holds.
+const waitLimit = 2 * time.Minute
+
+// recv waits for the next message from a peer.
+func recv(t *testing.T, p *peer) Message {
+	t.Helper()
+	select {
+	case m, ok := <-p.in:
+		if !ok {
+			t.Fatal("the replay closed its output")
+		}
+		return m
+	case <-time.After(waitLimit):
+		t.Fatalf("no message from the replay within %v", waitLimit)
+	}
+	return Message{}
 }
 
 func pipe(t *testing.T) (*os.File, *os.File) {
