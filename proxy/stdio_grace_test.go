@@ -21,11 +21,14 @@ import (
 // agent's own exit status comes back. (The grace once counted from stdin
 // EOF alone: such an editor got a megabyte and exit 143.)
 func TestStdioSlowReaderAfterEOF(t *testing.T) {
+	// The grace leaves room for an agent starved of CPU on a loaded
+	// machine; the editor reads for over 5 s, past the ladder's SIGTERM
+	// had the grace counted from EOF.
 	const (
-		grace       = 300 * time.Millisecond
-		lines, size = 128, 64 << 10 // 8 MiB, many graces' worth at the pace below
+		grace       = 2 * time.Second
+		lines, size = 128, 64 << 10 // 8 MiB
 		readSize    = 32 << 10
-		pause       = 10 * time.Millisecond
+		pause       = 20 * time.Millisecond
 	)
 	inR, inW := mustPipe(t)
 	outR, outW := mustPipe(t)
@@ -72,18 +75,19 @@ func TestStdioSlowReaderAfterEOF(t *testing.T) {
 }
 
 // TestStdioGraceCountsFromLastOutput: after stdin EOF the agent goes on
-// writing to stderr for longer than the grace period, then falls silent
-// without exiting. It is not stopped while it talks; once silent it gets
-// the grace, then SIGTERM (or SIGKILL when it ignores SIGTERM).
+// writing to stderr for longer than the grace period (3 s, a line every
+// 100 ms), then falls silent without exiting. It is not stopped while it
+// talks; once silent it gets the grace, then SIGTERM (or SIGKILL when it
+// ignores SIGTERM).
 func TestStdioGraceCountsFromLastOutput(t *testing.T) {
-	const grace = time.Second
+	const grace, talk = 2 * time.Second, 30
 	tests := []struct {
 		name string
 		mode []string
 		code int
 	}{
-		{"SIGTERM", []string{"talk", "15", "100"}, 128 + int(syscall.SIGTERM)},
-		{"SIGKILL", []string{"talk", "15", "100", "--ignore-term"}, 128 + int(syscall.SIGKILL)},
+		{"SIGTERM", []string{"talk", strconv.Itoa(talk), "100"}, 128 + int(syscall.SIGTERM)},
+		{"SIGKILL", []string{"talk", strconv.Itoa(talk), "100", "--ignore-term"}, 128 + int(syscall.SIGKILL)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,11 +100,11 @@ func TestStdioGraceCountsFromLastOutput(t *testing.T) {
 				t.Errorf("result %+v, want code %d, client first", res, tt.code)
 			}
 			var want strings.Builder
-			for i := 1; i <= 15; i++ {
+			for i := 1; i <= talk; i++ {
 				fmt.Fprintf(&want, "talk %d\n", i)
 			}
 			if got := p.errBuf.String(); got != want.String() {
-				t.Errorf("stderr %q, want all 15 lines: the agent was stopped while it was talking", got)
+				t.Errorf("stderr %q, want all %d lines: the agent was stopped while it was talking", got, talk)
 			}
 		})
 	}
@@ -110,7 +114,7 @@ func TestStdioGraceCountsFromLastOutput(t *testing.T) {
 // stdin EOF and ignores SIGTERM still goes when the editor sends a signal:
 // the wait for silence gives way to the ladder.
 func TestStdioSignalStopsTalkingAgent(t *testing.T) {
-	p := startProxy(t, StdioConfig{Grace: 300 * time.Millisecond}, "talk", "0", "20", "--ignore-term")
+	p := startProxy(t, StdioConfig{Grace: time.Second}, "talk", "0", "20", "--ignore-term")
 	p.stdin.Close()
 	waitForText(t, p.errBuf, "talk 5\n", stdioWait)
 	p.sigs <- syscall.SIGTERM
