@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -106,9 +107,38 @@ func printDemoSummary(w io.Writer, path string, sum demo.Summary) error {
 		}
 		fmt.Fprintln(w)
 	}
-	name := captureRef(path)
-	fmt.Fprintf(w, "\nnext      acpscope inspect %s\n          acpscope dump %s --filter 'method:session/prompt or error'\n          acpscope lint %s\n", name, name, name)
+	name, self := captureRef(path), "acpscope"
+	if builtByGoRun(os.Args[0]) {
+		self = "go run ."
+	}
+	fmt.Fprintf(w, "\nnext      %s inspect %s\n          %s dump %s --filter 'method:session/prompt or error'\n          %s lint %s\n",
+		self, name, self, name, self, name)
+	if self != "acpscope" {
+		fmt.Fprintln(w, "          (or acpscope inspect …, once installed with go install .)")
+	}
 	return nil
+}
+
+// builtByGoRun reports whether exe is a binary `go run` built: there is
+// then no acpscope on PATH to suggest (the README starts with go run .
+// demo). go run leaves it in go-build*/b*/exe/ in the temp dir, or since
+// Go 1.24 in a HASH-d directory of the build cache.
+func builtByGoRun(exe string) bool {
+	dir := filepath.Dir(exe)
+	if filepath.Base(dir) == "exe" && strings.HasPrefix(filepath.Base(filepath.Dir(filepath.Dir(dir))), "go-build") {
+		return true
+	}
+	hash, ok := strings.CutSuffix(filepath.Base(dir), "-d")
+	return ok && len(hash) == 64 && isLowerHex(hash) && filepath.Base(filepath.Dir(dir)) == hash[:2]
+}
+
+func isLowerHex(s string) bool {
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func exitText(e *capture.Exit) string {

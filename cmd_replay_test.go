@@ -34,7 +34,7 @@ var updateGolden = flag.Bool("update-cmd", false, "rewrite the command golden fi
 // acpscope runs the test binary as acpscope with args.
 func acpscope(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
 	cmd.Env = append(mainEnv(), "ACPSCOPE_DIR="+t.TempDir())
@@ -79,7 +79,7 @@ func recordDemoCapture(t *testing.T, agentOpts demo.AgentOptions, clientOpts dem
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	toAgentR, toAgentW := io.Pipe()
 	toClientR, toClientW := io.Pipe()
@@ -117,7 +117,7 @@ func TestCmdReplayAgainstDemoAgent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string{"replay", rec, "--timeout", "10s"}, tt.extra...)
+			args := append([]string{"replay", rec, "--timeout", "1m"}, tt.extra...) // generous: no case waits it out
 			args = append(append(args, "--", self()), tt.agent...)
 			out, errOut, code := acpscope(t, args...)
 			if code != tt.wantCode {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	iofs "io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
@@ -35,7 +37,7 @@ func stdioFlags(fs *flag.FlagSet) {
 	captureDirFlag(fs)
 	fs.Bool("no-capture", false, "forward only, record nothing")
 	fs.String("name", "", "agent name for listings (default: from the command)")
-	fs.Duration("grace", proxy.DefaultGrace, "after stdin closes, how long the agent gets before SIGTERM, then SIGKILL")
+	fs.Duration("grace", proxy.DefaultGrace, "after stdin closes, how long the agent may stay silent before SIGTERM, then SIGKILL")
 	fs.Bool("quiet", false, "do not print where the capture goes (loss warnings still print)")
 }
 
@@ -55,7 +57,8 @@ func runStdio(fs *flag.FlagSet, args []string) (int, error) {
 		return proxy.ExitCannotStart, nil
 	}
 	w := openCapture(fs, newMeta("stdio", name, args))
-	cfg := proxy.StdioConfig{Argv: args, Grace: grace}
+	stderr := &tailWriter{w: os.Stderr}
+	cfg := proxy.StdioConfig{Argv: args, Grace: grace, Stderr: stderr}
 	if w != nil {
 		cfg.Recorder = w
 	}
@@ -70,10 +73,55 @@ func runStdio(fs *flag.FlagSet, args []string) (int, error) {
 		return res.Exit.Code, nil
 	}
 	if err == nil && failedAtOnce(res, time.Since(start)) {
-		fmt.Fprintf(os.Stderr, "acpscope: the agent %s at once, before saying anything: check its command line (%s)\n",
-			exitedHow(res.Exit), strings.Join(args, " "))
+		fmt.Fprintln(os.Stderr, "acpscope: "+failedAtOnceMessage(res, stderr.lastLine(), args))
 	}
 	return res.Exit.Code, err
+}
+
+// failedAtOnceMessage points at the agent's own words when it wrote to
+// stderr before failing (a missing key, a bad flag), and at its command
+// line when it said nothing at all.
+func failedAtOnceMessage(res proxy.Result, last string, args []string) string {
+	if res.StderrBytes == 0 {
+		return fmt.Sprintf("the agent %s at once, before saying anything: check its command line (%s)", exitedHow(res.Exit), strings.Join(args, " "))
+	}
+	if last == "" {
+		return fmt.Sprintf("the agent %s at once, after writing to stderr: see its stderr above", exitedHow(res.Exit))
+	}
+	return fmt.Sprintf("the agent %s at once; its stderr (above) ends %q", exitedHow(res.Exit), last)
+}
+
+// tailWriter passes the agent's stderr through and keeps its last bytes,
+// to quote its last line if it fails at once.
+type tailWriter struct {
+	w    io.Writer
+	mu   sync.Mutex // the stderr pump writes; the command reads after the run
+	tail []byte
+}
+
+const tailKeep = 4 << 10
+
+func (t *tailWriter) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	t.tail = append(t.tail, b[max(0, len(b)-tailKeep):]...)
+	if len(t.tail) > tailKeep {
+		t.tail = append(t.tail[:0], t.tail[len(t.tail)-tailKeep:]...)
+	}
+	t.mu.Unlock()
+	return t.w.Write(b)
+}
+
+// lastLine returns the last non-blank line kept, at most 200 bytes of it,
+// as valid UTF-8.
+func (t *tailWriter) lastLine() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := strings.TrimRight(string(t.tail), " \t\r\n")
+	s = strings.TrimSpace(s[strings.LastIndexByte(s, '\n')+1:])
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return strings.ToValidUTF8(s, "?")
 }
 
 // atOnce is how soon an agent that fails counts as never having worked.
