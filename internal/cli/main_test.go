@@ -1,4 +1,4 @@
-package main
+package cli
 
 // End-to-end tests of the acpscope binary as a user runs it: built from
 // the repository, run as a subprocess, talking to a real test agent.
@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	testagentBin = filepath.Join(dir, "testagent")
-	if out, err := exec.Command("go", "build", "-o", testagentBin, "./internal/testagent").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", testagentBin, "github.com/acpscope/acpscope/internal/testagent").CombinedOutput(); err != nil {
 		panic("building the test agent: " + err.Error() + "\n" + string(out))
 	}
 	code := m.Run()

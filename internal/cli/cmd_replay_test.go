@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -249,13 +249,13 @@ func TestCmdExportAndImport(t *testing.T) {
 func TestCmdImportFixtures(t *testing.T) {
 	var files []string
 	for _, name := range []string{"goose-1.37.0.json", "codex-acp-0.16.0.json"} {
-		f := filepath.Join("../shared/fixtures/acp-devtools-handshakes", name)
+		f := filepath.Join("../../../shared/fixtures/acp-devtools-handshakes", name)
 		if _, err := os.Stat(f); err == nil {
 			files = append(files, f)
 		}
 	}
 	if len(files) == 0 {
-		t.Skip("no fixtures in ../shared/fixtures (they live beside the repository)")
+		t.Skip("no fixtures in ../../../shared/fixtures (they live beside the repository)")
 	}
 	dir := t.TempDir()
 	for _, f := range files {

@@ -1,4 +1,4 @@
-package main
+package cli
 
 // The demo peers as hidden subcommands, so that `acpscope demo`, the
 // tests and users can wire them with pipes:

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -21,9 +21,9 @@ import (
 // lints it end to end: records read back with their bytes, converted,
 // linted, filtered and printed.
 func TestLintCommand(t *testing.T) {
-	src := filepath.Join("..", "shared", "fixtures", "acp-devtools-handshakes", "gemini-cli-0.46.0.json")
+	src := filepath.Join("..", "..", "..", "shared", "fixtures", "acp-devtools-handshakes", "gemini-cli-0.46.0.json")
 	if _, err := os.Stat(src); err != nil {
-		t.Skipf("fixture absent (it lives in ../shared/fixtures beside the repository): %v", err)
+		t.Skipf("fixture absent (it lives in ../../../shared/fixtures beside the repository): %v", err)
 	}
 	path := filepath.Join(t.TempDir(), "gemini.acpscope")
 	importCapture(t, src, path)

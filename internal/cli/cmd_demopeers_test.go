@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -42,7 +42,7 @@ func TestDemoPeersOverPipes(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	bin := t.TempDir() + "/acpscope"
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/acpscope/acpscope").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	out, err := exec.Command(bin, "demo-client", "--cancel", "--", bin, "demo-agent", "--delay", "0").CombinedOutput()

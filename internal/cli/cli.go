@@ -1,4 +1,4 @@
-package main
+package cli
 
 // Helpers shared by the subcommands: finding captures, formatting sizes,
 // durations and record rows the same way everywhere.
