@@ -14,31 +14,29 @@ import (
 	flag "github.com/spf13/pflag"
 )
 
-func init() {
-	register(&command{
-		name:  "bench",
+// benchHelp is `acpscope bench`'s synopsis, examples and flags.
+func benchHelp() help {
+	return help{
 		usage: "[flags]",
-		summary: "measure the stdio proxy against a direct pipe, a minimal forwarder and a tee logging pipeline, " +
-			"and print one table",
 		example: `  acpscope bench
   acpscope bench --msgs 200000 --big-count 3 --setups b,d
   acpscope bench --setups a,b,c,d,e     # e: the proxy with --no-capture, to see what capture costs`,
 		setup: benchFlags,
-		run:   runBench,
-	})
-	// bench-peer is the test agent the benchmark drives (modes echo and
-	// burst, and the rest of internal/testagent's), so the bench needs no
-	// source tree.
-	register(&command{
-		name:    "bench-peer",
-		usage:   "MODE [ARGS]",
-		summary: "the benchmark's test agent",
-		hidden:  true,
-		raw:     true,
-		run: func(_ *flag.FlagSet, args []string) (int, error) {
-			return peer.Main(args, os.Stdin, os.Stdout, os.Stderr), nil
-		},
-	})
+	}
+}
+
+// benchPeerHelp is `acpscope bench-peer`'s synopsis.
+func benchPeerHelp() help {
+	return help{
+		usage: "MODE [ARGS]",
+	}
+}
+
+// runBenchPeer is the test agent the benchmark drives (modes echo and
+// burst, and the rest of internal/testagent's), so the bench needs no
+// source tree.
+func runBenchPeer(_ *flag.FlagSet, args []string) (int, error) {
+	return peer.Main(args, os.Stdin, os.Stdout, os.Stderr), nil
 }
 
 func benchFlags(fs *flag.FlagSet) {

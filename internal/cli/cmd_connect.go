@@ -10,11 +10,10 @@ import (
 	flag "github.com/spf13/pflag"
 )
 
-func init() {
-	register(&command{
-		name:    "connect",
-		usage:   "[flags] URL",
-		summary: "let a stdio-only editor use a remote agent over Streamable HTTP or WebSocket, recording everything",
+// connectHelp is `acpscope connect`'s synopsis, examples and flags.
+func connectHelp() help {
+	return help{
+		usage: "[flags] URL",
 		example: `  acpscope connect ws://127.0.0.1:8700/acp           # put this in the editor's agent config
   acpscope connect http://127.0.0.1:8700/acp         # Streamable HTTP (HTTP/1.1)
   acpscope connect --h2c http://127.0.0.1:8700/acp   # Streamable HTTP over cleartext HTTP/2
@@ -39,8 +38,7 @@ is lost, 2 for usage errors.`,
 			fs.Bool("unsafe-insecure", false, "do not verify the server's TLS certificate (UNSAFE)")
 			netCaptureFlags(fs)
 		},
-		run: runConnect,
-	})
+	}
 }
 
 func runConnect(fs *flag.FlagSet, args []string) (int, error) {

@@ -18,11 +18,10 @@ import (
 	"golang.org/x/term"
 )
 
-func init() {
-	register(&command{
-		name:    "demo",
-		usage:   "[--dir DIR] [--capture FILE] [--no-inspect] [--cancel] [--quiet-agent]",
-		summary: "run a built-in ACP client and agent through the proxy into a capture, then show it",
+// demoHelp is `acpscope demo`'s synopsis, examples and flags.
+func demoHelp() help {
+	return help{
+		usage: "[--dir DIR] [--capture FILE] [--no-inspect] [--cancel] [--quiet-agent]",
 		example: `  acpscope demo
   acpscope demo --no-inspect --dir /tmp/acpscope-demo && acpscope dump --dir /tmp/acpscope-demo latest`,
 		setup: func(fs *flag.FlagSet) {
@@ -32,8 +31,7 @@ func init() {
 			fs.Bool("cancel", false, "cancel the second prompt at its permission request")
 			fs.Bool("quiet-agent", false, "hide the demo agent's stderr log")
 		},
-		run: runDemo,
-	})
+	}
 }
 
 func runDemo(fs *flag.FlagSet, args []string) (int, error) {

@@ -17,28 +17,26 @@ import (
 	flag "github.com/spf13/pflag"
 )
 
-func init() {
-	register(&command{
-		name:    "demo-agent",
-		usage:   "[--mutate title|extra|drop] [--session-scheme counter|uuid] [--delay D]",
-		summary: "the built-in scripted ACP agent, on stdin/stdout (for demos and tests)",
+// demoAgentHelp is `acpscope demo-agent`'s synopsis, examples and flags.
+func demoAgentHelp() help {
+	return help{
+		usage: "[--mutate title|extra|drop] [--session-scheme counter|uuid] [--delay D]",
 		example: `  acpscope -- acpscope demo-agent
   acpscope demo-agent --mutate title     # a deliberately different agent, for replay tests`,
-		hidden: true,
 		setup: func(fs *flag.FlagSet) {
 			fs.String("mutate", "", "change one thing on purpose: title, extra or drop")
 			fs.String("session-scheme", demo.SchemeCounter, "session ids: counter (sess_1, …) or uuid")
 			fs.Duration("delay", 5*time.Millisecond, "pause between streamed chunks")
 		},
-		run: runDemoAgent,
-	})
-	register(&command{
-		name:    "demo-client",
-		usage:   "[flags] [-- AGENT CMD…]",
-		summary: "the built-in scripted ACP client: on stdin/stdout, or driving AGENT CMD over pipes",
+	}
+}
+
+// demoClientHelp is `acpscope demo-client`'s synopsis, examples and flags.
+func demoClientHelp() help {
+	return help{
+		usage: "[flags] [-- AGENT CMD…]",
 		example: `  acpscope demo-client -- acpscope demo-agent
   acpscope demo-client --cancel --mcp-secret -- acpscope --capture demo.acpscope -- acpscope demo-agent`,
-		hidden: true,
 		setup: func(fs *flag.FlagSet) {
 			fs.SetInterspersed(false) // everything after the first plain word is the agent's
 			fs.Bool("cancel", false, "cancel the second prompt at its permission request")
@@ -49,8 +47,7 @@ func init() {
 			fs.StringArray("prompt", nil, "prompt text (repeat for more turns; default: two demo prompts)")
 			fs.String("cwd", demo.DefaultCwd, "workspace path sent as cwd (the files are in memory)")
 		},
-		run: runDemoClient,
-	})
+	}
 }
 
 // signalContext ends on SIGINT, SIGTERM or SIGHUP.

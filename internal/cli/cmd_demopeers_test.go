@@ -22,14 +22,14 @@ func TestDemoPeerCommands(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			code := run(tc.args, &stdout, &stderr)
+			code := Main(tc.args, &stdout, &stderr)
 			if code != tc.code || !strings.Contains(stderr.String(), tc.stderr) {
 				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr.String(), tc.code, tc.stderr)
 			}
 		})
 	}
 	var overview bytes.Buffer
-	run([]string{"--help"}, &overview, &overview)
+	Main([]string{"--help"}, &overview, &overview)
 	if strings.Contains(overview.String(), "demo-agent") || strings.Contains(overview.String(), "demo-client") {
 		t.Errorf("the demo peers should stay out of the command list:\n%s", overview.String())
 	}

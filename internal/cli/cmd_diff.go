@@ -11,11 +11,10 @@ import (
 	flag "github.com/spf13/pflag"
 )
 
-func init() {
-	register(&command{
-		name:    "diff",
-		usage:   "A B [--session S [--session S2]] [--json] [--ignore PATH]… [--strict]",
-		summary: "compare two captures: messages added, removed or changed, metadata and latency",
+// diffHelp is `acpscope diff`'s synopsis, examples and flags.
+func diffHelp() help {
+	return help{
+		usage: "A B [--session S [--session S2]] [--json] [--ignore PATH]… [--strict]",
 		example: `  acpscope diff before.acpscope after.acpscope
   acpscope diff a.acpscope b.acpscope --session sess_1 --session 0f3c…   # one session of each
   acpscope diff a b --json --ignore 'result.usage.**'`,
@@ -27,8 +26,7 @@ func init() {
 			fs.Bool("strict", false, "compare streamed chunks one by one instead of as joined text")
 			fs.Bool("no-default-ignore", false, "compare ids, sessionIds, _meta and timestamps too")
 		},
-		run: runDiff,
-	})
+	}
 }
 
 func runDiff(fs *flag.FlagSet, args []string) (int, error) {

@@ -13,11 +13,10 @@ import (
 	flag "github.com/spf13/pflag"
 )
 
-func init() {
-	register(&command{
-		name:    "dump",
-		usage:   "[CAPTURE] [--format table|jsonl|raw] [--filter EXPR]",
-		summary: "print a capture: a table, JSONL for jq, or the exact wire lines",
+// dumpHelp is `acpscope dump`'s synopsis, examples and flags.
+func dumpHelp() help {
+	return help{
+		usage: "[CAPTURE] [--format table|jsonl|raw] [--filter EXPR]",
 		example: `  acpscope dump latest
   acpscope dump latest --format jsonl | jq -c 'select(.kind=="request" and .method=="session/prompt") | .msg.params'
   acpscope dump 20261121T1204 --filter 'method:session/prompt or error'
@@ -30,16 +29,7 @@ func init() {
 			fs.Uint64("from", 1, "first sequence number")
 			fs.Uint64("to", 0, "last sequence number (0: the end)")
 		},
-		run: runDump,
-	})
-	register(&command{
-		name:    "show",
-		usage:   "[CAPTURE] SEQ",
-		summary: "print one message: metadata, pretty JSON and its paired request or response",
-		example: `  acpscope show latest 12`,
-		setup:   captureDirFlag,
-		run:     runShow,
-	})
+	}
 }
 
 // dumpFormats write records; each takes a record with its body loaded.

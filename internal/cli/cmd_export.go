@@ -15,11 +15,10 @@ import (
 	flag "github.com/spf13/pflag"
 )
 
-func init() {
-	register(&command{
-		name:    "export",
-		usage:   "CAPTURE [--session S] -o FILE [--format capture|jsonl|mermaid] [--redact PATH]… [--redact-re REGEX]…",
-		summary: "write one session as a redacted bug-report file, JSONL or a Mermaid sequence diagram",
+// exportHelp is `acpscope export`'s synopsis, examples and flags.
+func exportHelp() help {
+	return help{
+		usage: "CAPTURE [--session S] -o FILE [--format capture|jsonl|mermaid] [--redact PATH]… [--redact-re REGEX]…",
 		example: `  acpscope export latest --session 0f3c… -o bug.acpscope
   acpscope export latest --format jsonl -o - | jq .
   acpscope export latest --format mermaid -o flow.mmd
@@ -33,8 +32,7 @@ func init() {
 			fs.StringArray("redact-re", nil, "also redact text matching this regular expression")
 			fs.Bool("no-redact", false, "keep secrets (API keys, tokens, env values) in the export: never attach such a file publicly")
 		},
-		run: runExport,
-	})
+	}
 }
 
 func runExport(fs *flag.FlagSet, args []string) (int, error) {

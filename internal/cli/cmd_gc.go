@@ -11,11 +11,10 @@ import (
 	flag "github.com/spf13/pflag"
 )
 
-func init() {
-	register(&command{
-		name:    "gc",
-		usage:   "[--older-than DURATION] [--max-total SIZE] [--dry-run]",
-		summary: "delete old captures (never a live one) to keep the capture directory small",
+// gcHelp is `acpscope gc`'s synopsis, examples and flags.
+func gcHelp() help {
+	return help{
+		usage: "[--older-than DURATION] [--max-total SIZE] [--dry-run]",
 		example: `  acpscope gc --dry-run
   acpscope gc --older-than 168h --max-total 500MB`,
 		setup: func(fs *flag.FlagSet) {
@@ -24,8 +23,7 @@ func init() {
 			fs.String("max-total", "2GiB", "then delete the oldest finished captures until the rest fit in this size")
 			fs.Bool("dry-run", false, "say what would be deleted, delete nothing")
 		},
-		run: runGC,
-	})
+	}
 }
 
 func runGC(fs *flag.FlagSet, args []string) (int, error) {

@@ -13,11 +13,10 @@ import (
 	flag "github.com/spf13/pflag"
 )
 
-func init() {
-	register(&command{
-		name:    "import",
-		usage:   "FILE [-o CAPTURE]",
-		summary: "turn a capture file, JSONL or an acp-devtools JSON export into a new capture",
+// importHelp is `acpscope import`'s synopsis, examples and flags.
+func importHelp() help {
+	return help{
+		usage: "FILE [-o CAPTURE]",
 		example: `  acpscope import bug.acpscope                 # a capture someone attached to an issue
   acpscope import session.jsonl -o s.acpscope   # {"dir":"client","msg":{…}} per line
   acpscope import goose-1.37.0.json             # an acp-devtools export`,
@@ -25,8 +24,7 @@ func init() {
 			fs.String("dir", "", "capture directory (default $ACPSCOPE_DIR or ~/.local/state/acpscope/captures)")
 			fs.StringP("output", "o", "", "the new capture's path (default: a new file in the capture directory)")
 		},
-		run: runImport,
-	})
+	}
 }
 
 func runImport(fs *flag.FlagSet, args []string) (int, error) {

@@ -10,11 +10,10 @@ import (
 	flag "github.com/spf13/pflag"
 )
 
-func init() {
-	register(&command{
-		name:    "inspect",
-		usage:   "[CAPTURE] [--dir DIR]",
-		summary: "browse captures in a terminal UI: messages, pretty JSON, conversation, statistics, live follow",
+// inspectHelp is `acpscope inspect`'s synopsis, examples and flags.
+func inspectHelp() help {
+	return help{
+		usage: "[CAPTURE] [--dir DIR]",
 		example: `  acpscope inspect              # the capture library, newest first
   acpscope inspect latest       # the newest capture (live ones scroll as traffic flows)
   acpscope inspect 20261121T1204
@@ -23,8 +22,7 @@ func init() {
 		setup: func(fs *flag.FlagSet) {
 			fs.String("dir", "", "capture directory (default $ACPSCOPE_DIR or ~/.local/state/acpscope/captures)")
 		},
-		run: runInspect,
-	})
+	}
 }
 
 func runInspect(fs *flag.FlagSet, args []string) (int, error) {

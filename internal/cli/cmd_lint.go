@@ -15,11 +15,10 @@ import (
 	flag "github.com/spf13/pflag"
 )
 
-func init() {
-	register(&command{
-		name:    "lint",
-		usage:   "[flags] [CAPTURE]",
-		summary: "check a capture against JSON-RPC 2.0, the stdio and HTTP transports and the ACP lifecycle",
+// lintHelp is `acpscope lint`'s synopsis, examples and flags.
+func lintHelp() help {
+	return help{
+		usage: "[flags] [CAPTURE]",
 		example: `  acpscope lint                                      # the latest capture: findings as text; exit 1 when any is an error, 2 when it cannot lint
   acpscope lint --min-severity warning cap.acpscope  # hide info findings
   acpscope lint --session sess_abc --format json cap.acpscope | jq .
@@ -34,8 +33,7 @@ func init() {
 			fs.Bool("no-save", false, "do not store the findings in the capture")
 			fs.String("dir", "", "capture directory used to resolve names (default $ACPSCOPE_DIR or ~/.local/state/acpscope/captures)")
 		},
-		run: runLint,
-	})
+	}
 }
 
 type lintFlags struct {

@@ -89,7 +89,7 @@ func TestLintCommandUsage(t *testing.T) {
 	} {
 		out.Reset()
 		errOut.Reset()
-		if code := run(args, &out, &errOut); code != 2 {
+		if code := Main(args, &out, &errOut); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (stderr %s)", args, code, errOut.String())
 		}
 	}

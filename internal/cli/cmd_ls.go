@@ -13,19 +13,17 @@ import (
 	flag "github.com/spf13/pflag"
 )
 
-func init() {
-	register(&command{
-		name:    "ls",
-		usage:   "[--dir DIR] [--json]",
-		summary: "list captures, newest first",
+// lsHelp is `acpscope ls`'s synopsis, examples and flags.
+func lsHelp() help {
+	return help{
+		usage: "[--dir DIR] [--json]",
 		example: `  acpscope ls
   acpscope ls --json | jq '.[] | select(.live)'`,
 		setup: func(fs *flag.FlagSet) {
 			captureDirFlag(fs)
 			fs.Bool("json", false, "print one JSON array instead of a table")
 		},
-		run: runLs,
-	})
+	}
 }
 
 func runLs(fs *flag.FlagSet, args []string) (int, error) {

@@ -15,11 +15,10 @@ import (
 // loopback only, so nothing on the network can reach the agent.
 const defaultListen = "127.0.0.1:8700"
 
-func init() {
-	register(&command{
-		name:    "proxy",
-		usage:   "--upstream URL [--listen ADDR] [flags]",
-		summary: "reverse-proxy a remote agent over Streamable HTTP and WebSocket, recording every message",
+// proxyHelp is `acpscope proxy`'s synopsis, examples and flags.
+func proxyHelp() help {
+	return help{
+		usage: "--upstream URL [--listen ADDR] [flags]",
 		example: `  acpscope proxy --upstream http://127.0.0.1:7331/acp
       then point the client at http://127.0.0.1:8700/acp (or ws://127.0.0.1:8700/acp)
   acpscope proxy --listen 127.0.0.1:9000 --upstream https://agents.example.com/acp
@@ -41,8 +40,7 @@ protocol the client used.`,
 			fs.StringArray("allow-origin", nil, "browser Origin allowed besides our own (repeatable; * allows any)")
 			netCaptureFlags(fs)
 		},
-		run: runProxy,
-	})
+	}
 }
 
 func tlsFlags(fs *flag.FlagSet) {

@@ -20,11 +20,10 @@ import (
 	flag "github.com/spf13/pflag"
 )
 
-func init() {
-	register(&command{
-		name:    "replay",
-		usage:   "CAPTURE [--session S] [flags] -- AGENT CMD…  |  --as-agent CAPTURE [--session S] [--speed 1|10|max]",
-		summary: "re-drive a capture: against an agent (compare what it sends) or as the agent for an editor",
+// replayHelp is `acpscope replay`'s synopsis, examples and flags.
+func replayHelp() help {
+	return help{
+		usage: "CAPTURE [--session S] [flags] -- AGENT CMD…  |  --as-agent CAPTURE [--session S] [--speed 1|10|max]",
 		example: `  acpscope replay bug.acpscope -- ./my-agent --acp          # exit 0 matches, 1 differs, 2 error
   acpscope replay latest --ignore 'result.usage.**' --timeout 2m -- npx my-agent
   acpscope replay --as-agent bug.acpscope --speed max        # put this in an editor's agent config`,
@@ -41,8 +40,7 @@ func init() {
 			fs.String("capture", "", "record the replay to this file (default: a new capture in the capture directory)")
 			fs.Bool("no-capture", false, "do not record the replay")
 		},
-		run: runReplay,
-	})
+	}
 }
 
 func runReplay(fs *flag.FlagSet, args []string) (int, error) {

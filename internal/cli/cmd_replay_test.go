@@ -25,7 +25,7 @@ const runAsMainEnv = "ACPSCOPE_TEST_RUN_MAIN"
 
 func init() {
 	if os.Getenv(runAsMainEnv) == "1" {
-		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
 	}
 }
 

@@ -9,11 +9,10 @@ import (
 	flag "github.com/spf13/pflag"
 )
 
-func init() {
-	register(&command{
-		name:    "serve",
-		usage:   "[--listen ADDR] [flags] -- AGENT CMD…",
-		summary: "expose a stdio agent as a remote ACP agent over Streamable HTTP and WebSocket, recording everything",
+// serveHelp is `acpscope serve`'s synopsis, examples and flags.
+func serveHelp() help {
+	return help{
+		usage: "[--listen ADDR] [flags] -- AGENT CMD…",
 		example: `  acpscope serve -- my-agent --acp
       clients use http://127.0.0.1:8700/acp (Streamable HTTP) or ws://127.0.0.1:8700/acp
   acpscope serve --listen 127.0.0.1:9000 --auth-token "$TOKEN" -- npx @zed-industries/claude-code-acp
@@ -38,8 +37,7 @@ agent's order.`,
 			fs.Duration("grace", proxy.DefaultGrace, "when a connection ends, how long its agent gets before SIGTERM, then SIGKILL")
 			netCaptureFlags(fs)
 		},
-		run: runServe,
-	})
+	}
 }
 
 func runServe(fs *flag.FlagSet, args []string) (int, error) {

@@ -13,6 +13,15 @@ import (
 	flag "github.com/spf13/pflag"
 )
 
+// showHelp is `acpscope show`'s synopsis, examples and flags.
+func showHelp() help {
+	return help{
+		usage:   "[CAPTURE] SEQ",
+		example: `  acpscope show latest 12`,
+		setup:   captureDirFlag,
+	}
+}
+
 func runShow(fs *flag.FlagSet, args []string) (int, error) {
 	if len(args) == 0 || len(args) > 2 {
 		return 2, usageErrorf("expected [CAPTURE] SEQ, got %q", args)

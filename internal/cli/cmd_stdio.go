@@ -16,17 +16,15 @@ import (
 	flag "github.com/spf13/pflag"
 )
 
-func init() {
-	register(&command{
-		name:    "stdio",
-		usage:   "[flags] -- AGENT CMD…",
-		summary: "proxy a stdio agent: forward both ways byte for byte and record every message",
+// stdioHelp is `acpscope stdio`'s synopsis, examples and flags.
+func stdioHelp() help {
+	return help{
+		usage: "[flags] -- AGENT CMD…",
 		example: `  acpscope -- npx @zed-industries/claude-code-acp
   acpscope --capture bug.acpscope -- ./my-agent --acp
   acpscope --grace 2s --name gemini -- gemini --experimental-acp`,
 		setup: stdioFlags,
-		run:   runStdio,
-	})
+	}
 }
 
 // stdioFlags are shared by the stdio proxy and the commands that run it.

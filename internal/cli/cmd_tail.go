@@ -17,11 +17,10 @@ import (
 	flag "github.com/spf13/pflag"
 )
 
-func init() {
-	register(&command{
-		name:    "tail",
-		usage:   "[CAPTURE] [-n N] [--format table|jsonl] [--filter EXPR]",
-		summary: "follow a live capture message by message (the newest live one by default)",
+// tailHelp is `acpscope tail`'s synopsis, examples and flags.
+func tailHelp() help {
+	return help{
+		usage: "[CAPTURE] [-n N] [--format table|jsonl] [--filter EXPR]",
 		example: `  acpscope tail
   acpscope tail -n 0 --filter 'kind:error or kind:invalid or kind:stderr'
   acpscope tail --format jsonl | jq -c .method`,
@@ -32,8 +31,7 @@ func init() {
 			fs.StringP("filter", "f", "", "only records matching this filter expression ('acpscope tail --help-filter')")
 			fs.Bool("help-filter", false, "print the filter language and exit")
 		},
-		run: runTail,
-	})
+	}
 }
 
 func runTail(fs *flag.FlagSet, args []string) (int, error) {
