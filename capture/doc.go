@@ -2,7 +2,8 @@
 // proxy run), the batching Writer that the proxy's pumps hand frames to,
 // the Reader and its queries, the filter language shared by the inspector
 // and the CLI, the live feed a running proxy serves on a unix socket,
-// JSONL and bug-report export and import, and redaction.
+// JSONL and bug-report export and import, redaction, and the retention
+// policy gc applies.
 //
 // Records are stored in segments (runs of up to 256 consecutive records
 // or 256 KiB of bodies) so that a bbolt Put costs per segment, not per

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
@@ -41,7 +40,7 @@ func runGC(fs *flag.FlagSet, args []string) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	doomed := pickGarbage(infos, time.Now().Add(-maxAge), maxTotal)
+	doomed := capture.Retention{MaxAge: maxAge, MaxTotal: maxTotal}.ToDelete(infos, time.Now())
 	var freed int64
 	deleted := 0
 	for _, in := range doomed {
@@ -67,38 +66,4 @@ func gcSummary(dryRun bool, n, of int, size int64) string {
 		verb = "would delete"
 	}
 	return fmt.Sprintf("%s %d of %d captures, %s", verb, n, of, humanBytes(size))
-}
-
-// pickGarbage chooses what gc deletes: finished captures started (or
-// imported) before cutoff, then the oldest finished ones by that time
-// until the rest fit in maxTotal. Live captures are never chosen.
-func pickGarbage(infos []capture.Info, cutoff time.Time, maxTotal int64) []capture.Info {
-	var total int64
-	for _, in := range infos {
-		total += in.Size
-	}
-	oldestFirst := slices.Clone(infos)
-	slices.SortStableFunc(oldestFirst, func(a, b capture.Info) int { return lastTouched(a).Compare(lastTouched(b)) })
-	var doomed []capture.Info
-	for _, in := range oldestFirst {
-		if in.Live {
-			continue
-		}
-		tooOld := in.Err == nil && lastTouched(in).Before(cutoff)
-		if tooOld || total > maxTotal {
-			doomed = append(doomed, in)
-			total -= in.Size
-		}
-	}
-	return doomed
-}
-
-// lastTouched is when a capture started or was imported, whichever is
-// later: a capture imported today from last year's bug report is as new
-// as its import. (Not the file's mtime: storing lint findings moves it.)
-func lastTouched(in capture.Info) time.Time {
-	if t, err := time.Parse(time.RFC3339, in.Meta.Notes[capture.NoteImportedAt]); err == nil && t.After(in.Meta.Start) {
-		return t
-	}
-	return in.Meta.Start
 }
