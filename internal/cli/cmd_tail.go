@@ -3,13 +3,13 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/acpscope/acpscope/capture"
@@ -76,7 +76,7 @@ func runTail(fs *flag.FlagSet, args []string) (int, error) {
 		}
 		fmt.Fprintf(os.Stderr, "acpscope tail: the capture is finished; %s\n", shown)
 	}
-	return 0, followRecords(src, live, format, filter, from)
+	return 0, followRecords(src, format, filter, from)
 }
 
 // tailTarget picks the capture to follow: the one named, or the newest
@@ -102,7 +102,7 @@ func tailTarget(fs *flag.FlagSet, args []string) (string, error) {
 
 // followRecords prints records from seq from on; with a live source it
 // keeps printing as they arrive until the proxy finishes or Ctrl-C.
-func followRecords(src capture.Source, live *capture.Live, format string, filter *capture.Filter, from uint64) error {
+func followRecords(src capture.Source, format string, filter *capture.Filter, from uint64) error {
 	w := bufio.NewWriter(os.Stdout)
 	// Rows arrive a few at a time, so columns are padded to fixed widths
 	// (a tabwriter would align each batch on its own).
@@ -111,112 +111,44 @@ func followRecords(src capture.Source, live *capture.Live, format string, filter
 	if format == "table" {
 		fmt.Fprintln(tw, rowHeader)
 	}
-	next := from
-	printFrom := func(src capture.Source) error {
-		for ; next <= src.Last(); next++ {
-			rec, err := src.Record(next)
-			if errors.Is(err, capture.ErrNoRecord) {
-				continue // a hole: the proxy could not commit it, and said so
-			}
-			if err != nil {
-				return err
-			}
-			if rec.Body, err = src.Body(next); err != nil {
-				return err
-			}
-			if filter == nil || filter.Match(&rec, func() []byte { return rec.Body }) {
-				if err := write(w, tw, &rec); err != nil {
-					return err
-				}
-			}
-		}
-		if live != nil {
-			live.Discard(next) // printed: a long session must not pile up here
-		}
-		return w.Flush()
+	_, isLive := src.(*capture.Live)
+	ctx := context.Background()
+	if isLive {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt)
+		defer stop()
 	}
-	if live != nil {
-		live.SetHoldLimit(tailHoldLimit)
-	}
-	printNew := func() error { return printFrom(src) }
-	if err := printNew(); err != nil || live == nil {
+	end, err := capture.Follow(ctx, src, capture.FollowOptions{
+		From:      from,
+		HoldLimit: tailHoldLimit,
+		Record: func(rec *capture.Record) error {
+			if filter != nil && !filter.Match(rec, func() []byte { return rec.Body }) {
+				return nil
+			}
+			return write(w, tw, rec)
+		},
+		CaughtUp: w.Flush,
+		Resumed: func(at uint64, cause error) {
+			fmt.Fprintf(os.Stderr, "acpscope tail: the feed cut tail off (%v); resumed at record %d\n", cause, at)
+		},
+	})
+	if err != nil || !isLive {
 		return err
 	}
-	defer func() { live.Close() }() // the one in use when tail ends
-	resumedAt := uint64(0)
-	interrupt := make(chan os.Signal, 1)
-	signal.Notify(interrupt, os.Interrupt)
-	defer signal.Stop(interrupt)
-	for {
-		select {
-		case _, open := <-live.Updates():
-			if err := printNew(); err != nil {
-				return err
-			}
-			if open {
-				continue
-			}
-			if live.Err() != nil && next > resumedAt {
-				// Cut off (tail was stopped, say by a paused pager, and
-				// the proxy gave up on it): if the proxy still runs,
-				// carry on from the first record not yet printed. Only
-				// after progress, so a feed that keeps failing ends it.
-				resumedAt = next
-				if again, err := capture.DialLive(live.Path(), next); err == nil {
-					fmt.Fprintf(os.Stderr, "acpscope tail: the feed cut tail off (%v); resumed at record %d\n", live.Err(), next)
-					live.Close()
-					live, src = again, again
-					live.SetHoldLimit(tailHoldLimit)
-					continue
-				}
-			}
-			return liveEnd(live, printFrom)
-		case <-interrupt:
-			return nil
-		}
+	switch end {
+	case capture.FollowFinished:
+		fmt.Fprintln(os.Stderr, "acpscope tail: the proxy finished")
+	case capture.FollowFromFile:
+		fmt.Fprintln(os.Stderr, "acpscope tail: the proxy finished; the records tail had not caught up with were read from the file")
+	case capture.FollowUnfinished:
+		return errors.New("the proxy stopped without finishing its capture (was it killed?); the records it committed were printed from the file")
 	}
+	return nil
 }
 
 // tailHoldLimit bounds what tail holds of a live feed that runs ahead
 // of its printing; the proxy's feed waits for it meanwhile.
 const tailHoldLimit = 32 << 20
-
-// liveEnd finishes tail when the feed ends. A feed cut short (tail fell
-// behind when the proxy exited, or the proxy was killed) still leaves the
-// file: what tail had not printed is read from there.
-func liveEnd(live *capture.Live, printFrom func(capture.Source) error) error {
-	err := live.Err()
-	if err == nil || errors.Is(err, capture.ErrClosed) {
-		fmt.Fprintln(os.Stderr, "acpscope tail: the proxy finished")
-		return nil
-	}
-	rest, openErr := openWhenReleased(live.Path())
-	if openErr != nil {
-		return fmt.Errorf("live feed ended: %w", err)
-	}
-	defer rest.Close()
-	if err := printFrom(rest); err != nil {
-		return err
-	}
-	if rest.Meta().End.IsZero() {
-		return fmt.Errorf("the proxy stopped without finishing its capture (was it killed?); the records it committed were printed from the file")
-	}
-	fmt.Fprintln(os.Stderr, "acpscope tail: the proxy finished; the records tail had not caught up with were read from the file")
-	return nil
-}
-
-// openWhenReleased opens a capture whose proxy is finishing: its feed is
-// gone but the file stays locked until the last commit is written.
-func openWhenReleased(path string) (*capture.Reader, error) {
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		r, err := capture.Open(path)
-		if !errors.Is(err, capture.ErrLive) || time.Now().After(deadline) {
-			return r, err
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
 
 // tailWidths are the column widths of tail's table, wide enough for most
 // values: SEQ, TIME, DIR, KIND, ID, METHOD, SESSION, SIZE, LATENCY.
