@@ -1,7 +1,7 @@
 package cli
 
-// Helpers shared by the subcommands: finding captures, formatting sizes,
-// durations and record rows the same way everywhere.
+// Helpers shared by the subcommands: finding captures, reading duration
+// flags, printing record rows the same way everywhere.
 
 import (
 	"errors"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/human"
 	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 	flag "github.com/spf13/pflag"
@@ -99,34 +100,32 @@ func captureErrCode(err error) int {
 	return 1
 }
 
-// humanBytes formats a size the way ls -h would.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+// durationFlag declares a duration flag that reads days and weeks too
+// (7d, 2w) and shows its default as a person writes it (30d).
+func durationFlag(fs *flag.FlagSet, name string, value time.Duration, usage string) {
+	d := durationValue(value)
+	fs.Var(&d, name, usage)
 }
 
-// humanDuration rounds a duration to what a person wants to read.
-func humanDuration(d time.Duration) string {
-	switch {
-	case d <= 0:
-		return "-"
-	case d < time.Millisecond:
-		return d.Round(time.Microsecond).String()
-	case d < time.Second:
-		return d.Round(100 * time.Microsecond).String()
-	case d < time.Minute:
-		return d.Round(10 * time.Millisecond).String()
-	}
-	return d.Round(time.Second).String()
+// getDuration reads a flag durationFlag declared.
+func getDuration(fs *flag.FlagSet, name string) time.Duration {
+	return time.Duration(*fs.Lookup(name).Value.(*durationValue))
 }
+
+// durationValue is a pflag.Value holding a duration in human's format.
+type durationValue time.Duration
+
+func (d *durationValue) Set(s string) error {
+	v, err := human.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = durationValue(v)
+	return nil
+}
+
+func (d *durationValue) String() string { return human.Duration(time.Duration(*d)) }
+func (d *durationValue) Type() string   { return "duration" }
 
 // rowHeader and writeRow print records as one table everywhere.
 const rowHeader = "SEQ\tTIME\tDIR\tKIND\tID\tMETHOD\tSESSION\tSIZE\tLATENCY"
@@ -150,7 +149,7 @@ func writeRow(w io.Writer, r *capture.Record) {
 	}
 	latency := ""
 	if r.Latency > 0 {
-		latency = humanDuration(r.Latency)
+		latency = human.Duration(r.Latency)
 	}
 	flags := ""
 	if names := r.Flags.Names(); len(names) > 0 {
@@ -158,7 +157,7 @@ func writeRow(w io.Writer, r *capture.Record) {
 	}
 	fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n",
 		r.Seq, r.When().Local().Format("15:04:05.000"), arrow(r), r.Kind.String()+flags,
-		string(r.ID), method, shortSession(r.Session), r.Size, latency)
+		string(r.ID), method, human.ShortID(r.Session), r.Size, latency)
 }
 
 // writeExchangeRow prints a status-only HTTP exchange (a 202 to a POST,
@@ -169,7 +168,7 @@ func writeExchangeRow(w io.Writer, r *capture.Record, exchange string) {
 		exchange += " " + preview(r.Body, 40)
 	}
 	fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n",
-		r.Seq, r.When().Local().Format("15:04:05.000"), arrow(r), "http", "", exchange, shortSession(r.Session), r.Size, "")
+		r.Seq, r.When().Local().Format("15:04:05.000"), arrow(r), "http", "", exchange, human.ShortID(r.Session), r.Size, "")
 }
 
 func arrow(r *capture.Record) string {
@@ -180,13 +179,6 @@ func arrow(r *capture.Record) string {
 		return "←"
 	}
 	return "→"
-}
-
-func shortSession(s string) string {
-	if len(s) > 12 {
-		return s[:5] + "…" + s[len(s)-6:]
-	}
-	return s
 }
 
 // preview shows the start of a body on one line, escapes visible.

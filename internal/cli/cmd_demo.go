@@ -13,6 +13,7 @@ import (
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/inspector"
 	"github.com/acpscope/acpscope/internal/demo"
+	"github.com/acpscope/acpscope/internal/human"
 	"github.com/acpscope/acpscope/wire"
 	flag "github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -95,7 +96,7 @@ func printDemoSummary(w io.Writer, path string, sum demo.Summary) error {
 	fmt.Fprintf(w, "\ncapture   %s\n", path)
 	fmt.Fprintf(w, "agent     %s %s (protocol %d), exit %s\n", sum.AgentName, sum.AgentVersion, sum.ProtocolVersion, exitText(meta.Exit))
 	fmt.Fprintf(w, "recorded  %d records in %s: %d client→agent, %d agent→client, %d stderr lines; %d lost\n",
-		tally.total, humanDuration(meta.End.Sub(meta.Start)), tally.byDir[wire.DirClient], tally.byDir[wire.DirAgent], tally.stderr, meta.Loss.Messages)
+		tally.total, human.Duration(meta.End.Sub(meta.Start)), tally.byDir[wire.DirClient], tally.byDir[wire.DirAgent], tally.stderr, meta.Loss.Messages)
 	fmt.Fprintf(w, "methods   %s\n", tally.methodList())
 	for _, s := range sum.Sessions {
 		fmt.Fprintf(w, "session   %s %q: %d turns", s.ID, s.Title, len(s.Turns))

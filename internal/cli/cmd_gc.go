@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/human"
 	flag "github.com/spf13/pflag"
 )
 
@@ -15,10 +16,10 @@ func gcHelp() help {
 	return help{
 		usage: "[--older-than DURATION] [--max-total SIZE] [--dry-run]",
 		example: `  acpscope gc --dry-run
-  acpscope gc --older-than 168h --max-total 500MB`,
+  acpscope gc --older-than 7d --max-total 500MB`,
 		setup: func(fs *flag.FlagSet) {
 			captureDirFlag(fs)
-			fs.Duration("older-than", 30*24*time.Hour, "delete finished captures started (or imported) longer ago than this")
+			durationFlag(fs, "older-than", 30*human.Day, "delete finished captures started (or imported) longer ago than this")
 			fs.String("max-total", "2GiB", "then delete the oldest finished captures until the rest fit in this size")
 			fs.Bool("dry-run", false, "say what would be deleted, delete nothing")
 		},
@@ -29,9 +30,9 @@ func runGC(fs *flag.FlagSet, args []string) (int, error) {
 	if len(args) > 0 {
 		return 2, usageErrorf("gc takes no arguments, got %q", args)
 	}
-	maxAge, _ := fs.GetDuration("older-than")
+	maxAge := getDuration(fs, "older-than")
 	maxTotalText, _ := fs.GetString("max-total")
-	maxTotal, err := parseSize(maxTotalText)
+	maxTotal, err := human.ParseSize(maxTotalText)
 	if err != nil {
 		return 2, usageErrorf("--max-total: %v", err)
 	}
@@ -53,7 +54,7 @@ func runGC(fs *flag.FlagSet, args []string) (int, error) {
 		}
 		freed += in.Size
 		deleted++
-		fmt.Printf("%s %s (%s)\n", verb, filepath.Base(in.Path), humanBytes(in.Size))
+		fmt.Printf("%s %s (%s)\n", verb, filepath.Base(in.Path), human.Size(in.Size))
 	}
 	fmt.Fprintln(os.Stderr, "acpscope gc: "+gcSummary(dryRun, deleted, len(infos), freed))
 	return 0, nil
@@ -65,5 +66,5 @@ func gcSummary(dryRun bool, n, of int, size int64) string {
 	if dryRun {
 		verb = "would delete"
 	}
-	return fmt.Sprintf("%s %d of %d captures, %s", verb, n, of, humanBytes(size))
+	return fmt.Sprintf("%s %d of %d captures, %s", verb, n, of, human.Size(size))
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/human"
 	flag "github.com/spf13/pflag"
 )
 
@@ -61,7 +62,7 @@ func runLs(fs *flag.FlagSet, args []string) (int, error) {
 func writeLsRow(tw *tabwriter.Writer, in capture.Info) {
 	name := filepath.Base(in.Path)
 	if in.Err != nil {
-		fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t%s\tunreadable\t-\t-\n", name, humanBytes(in.Size))
+		fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t%s\tunreadable\t-\t-\n", name, human.Size(in.Size))
 		return
 	}
 	m := in.Meta
@@ -70,8 +71,8 @@ func writeLsRow(tw *tabwriter.Writer, in capture.Info) {
 		end = time.Now()
 	}
 	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n",
-		name, m.Start.Local().Format("2006-01-02 15:04:05"), orDash(m.Agent), humanDuration(end.Sub(m.Start)),
-		in.Messages, humanBytes(in.Size), captureState(in), lossText(m.Loss), findingsText(in.Findings))
+		name, m.Start.Local().Format("2006-01-02 15:04:05"), orDash(m.Agent), durationText(end.Sub(m.Start)),
+		in.Messages, human.Size(in.Size), captureState(in), lossText(m.Loss), findingsText(in.Findings))
 }
 
 // captureState says whether a capture is live, and how its agent ended.
@@ -102,6 +103,14 @@ func findingsText(n int) string {
 		return "-"
 	}
 	return strconv.Itoa(n)
+}
+
+// durationText is "-" for a capture with no known duration.
+func durationText(d time.Duration) string {
+	if d <= 0 {
+		return "-"
+	}
+	return human.Duration(d)
 }
 
 func orDash(s string) string {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/human"
 	flag "github.com/spf13/pflag"
 )
 
@@ -67,7 +68,7 @@ func showRecord(src capture.Source, seq uint64, prefix string) error {
 	printField("session", rec.Session)
 	printField("size", strconv.FormatInt(rec.Size, 10)+" bytes")
 	if rec.Latency > 0 {
-		printField("latency", humanDuration(rec.Latency))
+		printField("latency", human.Duration(rec.Latency))
 	}
 	if names := rec.Flags.Names(); len(names) > 0 {
 		printField("flags", strings.Join(names, ", "))
