@@ -32,7 +32,10 @@ func (h *harness) contents() (cells []tcell.SimCell, w, ht int) {
 	return cells, w, ht
 }
 
-const waitLimit = 10 * time.Second
+// waitLimit bounds each wait for the screen. It is generous: the machine
+// is shared, and under -race a 20 MiB message takes seconds to read and
+// lay out (TestHugeMessages missed a 10 s limit in a full run).
+const waitLimit = 60 * time.Second
 
 func startUI(t testing.TB, opts Options) *harness {
 	t.Helper()
