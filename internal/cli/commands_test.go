@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// TestCommandList checks what registering used to check at start-up and
-// more: one entry per name, each runnable, its flags declarable (pflag
-// panics on a flag declared twice), one-line summaries, a synopsis.
+// TestCommandList checks the list: one entry per name, each runnable,
+// its flags declarable (pflag panics on a flag declared twice), one-line
+// summaries, a synopsis, and the commands acpscope runs itself present.
 func TestCommandList(t *testing.T) {
 	seen := map[string]bool{}
 	for _, c := range commands() {
