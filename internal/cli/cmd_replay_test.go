@@ -34,7 +34,7 @@ var updateGolden = flag.Bool("update-cmd", false, "rewrite the command golden fi
 // acpscope runs the test binary as acpscope with args.
 func acpscope(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
 	cmd.Env = append(mainEnv(), "ACPSCOPE_DIR="+t.TempDir())

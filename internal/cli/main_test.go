@@ -301,7 +301,7 @@ func TestTailFollowsLiveProxy(t *testing.T) {
 		if !strings.Contains(line, `"method":"second"`) {
 			t.Errorf("tail printed %q, want the second message", line)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatal("tail printed nothing for a message sent through a live proxy")
 	}
 	editor.Close()
@@ -315,7 +315,7 @@ func TestTailFollowsLiveProxy(t *testing.T) {
 		if err != nil {
 			t.Errorf("tail exited with %v when the proxy finished", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(60 * time.Second):
 		tail.Process.Kill()
 		t.Fatal("tail kept running after the proxy finished")
 	}
@@ -323,12 +323,12 @@ func TestTailFollowsLiveProxy(t *testing.T) {
 
 func waitFor(t *testing.T, ok func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if ok() {
 			return
 		}
 	}
-	t.Fatal("condition not met within 10s")
+	t.Fatal("condition not met within 60s")
 }
 
 // TestReadersSeeLiveBacklog starts a proxy that has already recorded a few
