@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/human"
 	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/rivo/tview"
@@ -206,7 +207,7 @@ func (m *rowModel) decorate(ri *rowInfo) {
 		// Reading a huge body on the UI goroutine for one cell is not
 		// worth it; the detail pane reads it on a worker.
 		if needsPreview {
-			ri.preview = fmt.Sprintf("(%s line)", humanSize(r.Size))
+			ri.preview = fmt.Sprintf("(%s line)", human.Size(r.Size))
 		}
 		return
 	}
