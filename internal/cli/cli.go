@@ -101,31 +101,13 @@ func captureErrCode(err error) int {
 }
 
 // durationFlag declares a duration flag that reads days and weeks too
-// (7d, 2w) and shows its default as a person writes it (30d).
+// (7d, 2w) and shows its default as a person writes it (30d). Every
+// duration flag of every command is declared through it; fs.GetDuration
+// reads it (see human.DurationFlag).
 func durationFlag(fs *flag.FlagSet, name string, value time.Duration, usage string) {
-	d := durationValue(value)
-	fs.Var(&d, name, usage)
+	fs.Var(human.NewDurationFlag(value), name, usage)
+	fs.Lookup(name).DefValue = human.Duration(value)
 }
-
-// getDuration reads a flag durationFlag declared.
-func getDuration(fs *flag.FlagSet, name string) time.Duration {
-	return time.Duration(*fs.Lookup(name).Value.(*durationValue))
-}
-
-// durationValue is a pflag.Value holding a duration in human's format.
-type durationValue time.Duration
-
-func (d *durationValue) Set(s string) error {
-	v, err := human.ParseDuration(s)
-	if err != nil {
-		return err
-	}
-	*d = durationValue(v)
-	return nil
-}
-
-func (d *durationValue) String() string { return human.Duration(time.Duration(*d)) }
-func (d *durationValue) Type() string   { return "duration" }
 
 // rowHeader and writeRow print records as one table everywhere.
 const rowHeader = "SEQ\tTIME\tDIR\tKIND\tID\tMETHOD\tSESSION\tSIZE\tLATENCY"

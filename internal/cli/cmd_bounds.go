@@ -16,7 +16,7 @@ func maxMessageFlag(fs *flag.FlagSet) {
 func serveBoundFlags(fs *flag.FlagSet) {
 	maxMessageFlag(fs)
 	fs.Int("max-connections", proxy.DefaultMaxConns, "most connections (agent processes) at once; initialize beyond it gets 503 (0: no cap)")
-	fs.Duration("idle-timeout", proxy.DefaultIdleTimeout, "stop a connection's agent when it has no stream open and sends nothing for this long (0: never)")
+	durationFlag(fs, "idle-timeout", proxy.DefaultIdleTimeout, "stop a connection's agent when it has no stream open and sends nothing for this long (0: never)")
 }
 
 func proxyBoundFlags(fs *flag.FlagSet) {

@@ -26,7 +26,7 @@ func demoAgentHelp() help {
 		setup: func(fs *flag.FlagSet) {
 			fs.String("mutate", "", "change one thing on purpose: title, extra or drop")
 			fs.String("session-scheme", demo.SchemeCounter, "session ids: counter (sess_1, …) or uuid")
-			fs.Duration("delay", 5*time.Millisecond, "pause between streamed chunks")
+			durationFlag(fs, "delay", 5*time.Millisecond, "pause between streamed chunks")
 		},
 	}
 }

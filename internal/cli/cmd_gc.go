@@ -30,7 +30,7 @@ func runGC(fs *flag.FlagSet, args []string) (int, error) {
 	if len(args) > 0 {
 		return 2, usageErrorf("gc takes no arguments, got %q", args)
 	}
-	maxAge := getDuration(fs, "older-than")
+	maxAge, _ := fs.GetDuration("older-than")
 	maxTotalText, _ := fs.GetString("max-total")
 	maxTotal, err := human.ParseSize(maxTotalText)
 	if err != nil {

@@ -35,8 +35,8 @@ func replayHelp() help {
 			fs.StringArray("ignore", nil, "also ignore this JSON path in the comparison (glob: * one segment, ** any)")
 			fs.Bool("no-default-ignore", false, "compare ids, sessionIds, _meta and timestamps too")
 			fs.Bool("strict", false, "compare streamed chunks one by one instead of as joined text")
-			fs.Duration("timeout", 30*time.Second, "longest wait for one expected answer")
-			fs.Duration("grace", 2*time.Second, "after the replay, how long the agent gets before SIGTERM, then SIGKILL")
+			durationFlag(fs, "timeout", 30*time.Second, "longest wait for one expected answer")
+			durationFlag(fs, "grace", 2*time.Second, "after the replay, how long the agent gets before SIGTERM, then SIGKILL")
 			fs.String("capture", "", "record the replay to this file (default: a new capture in the capture directory)")
 			fs.Bool("no-capture", false, "do not record the replay")
 		},

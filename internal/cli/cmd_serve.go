@@ -40,8 +40,8 @@ starts: see --allow-host and --allow-origin.`,
 			fs.String("path", "/acp", "the endpoint path")
 			tlsFlags(fs)
 			guardFlags(fs)
-			fs.Duration("keepalive", proxy.DefaultKeepAlive, "keep-alive comment interval on quiet SSE streams (0 disables)")
-			fs.Duration("grace", proxy.DefaultGrace, "when a connection ends, how long its agent gets before SIGTERM, then SIGKILL")
+			durationFlag(fs, "keepalive", proxy.DefaultKeepAlive, "keep-alive comment interval on quiet SSE streams (0 disables)")
+			durationFlag(fs, "grace", proxy.DefaultGrace, "when a connection ends, how long its agent gets before SIGTERM, then SIGKILL")
 			serveBoundFlags(fs)
 			netCaptureFlags(fs)
 		},

@@ -35,7 +35,7 @@ func stdioFlags(fs *flag.FlagSet) {
 	captureDirFlag(fs)
 	fs.Bool("no-capture", false, "forward only, record nothing")
 	fs.String("name", "", "agent name for listings (default: from the command)")
-	fs.Duration("grace", proxy.DefaultGrace, "after stdin closes, how long the agent may stay silent before SIGTERM, then SIGKILL")
+	durationFlag(fs, "grace", proxy.DefaultGrace, "after stdin closes, how long the agent may stay silent before SIGTERM, then SIGKILL")
 	fs.Bool("quiet", false, "do not print where the capture goes (loss warnings still print)")
 }
 

@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/acpscope/acpscope/internal/human"
+	flag "github.com/spf13/pflag"
 )
 
 // TestCommandList checks the list: one entry per name, each runnable,
@@ -54,5 +58,40 @@ func TestHelpGolden(t *testing.T) {
 			}
 			goldenCmd(t, "help/"+c.name+".txt", out.Bytes())
 		})
+	}
+}
+
+// TestDurationFlagsTakeDaysAndWeeks: every duration flag of every
+// command reads 1d12h and 2w as gc --older-than does, reads back exactly
+// through GetDuration, and shows its default as human.Duration writes it.
+func TestDurationFlagsTakeDaysAndWeeks(t *testing.T) {
+	seen := 0
+	for _, c := range commands() {
+		fs := newFlagSet(c, c.help())
+		fs.VisitAll(func(f *flag.Flag) {
+			if f.Value.Type() != "duration" {
+				return
+			}
+			seen++
+			t.Run(c.name+"/"+f.Name, func(t *testing.T) {
+				if _, err := human.ParseDuration(f.DefValue); err != nil {
+					t.Errorf("default %q does not read back: %v", f.DefValue, err)
+				}
+				for _, tt := range []struct {
+					in   string
+					want time.Duration
+				}{{"2w", 2 * human.Week}, {"1d12h", 36 * time.Hour}, {"1500ms", 1500 * time.Millisecond}} {
+					if err := fs.Set(f.Name, tt.in); err != nil {
+						t.Fatalf("--%s %s: %v", f.Name, tt.in, err)
+					}
+					if got, err := fs.GetDuration(f.Name); err != nil || got != tt.want {
+						t.Errorf("--%s %s reads back as %v, %v; want %v", f.Name, tt.in, got, err, tt.want)
+					}
+				}
+			})
+		})
+	}
+	if seen < 8 { // grace ×3, keepalive, idle-timeout, delay, timeout, older-than
+		t.Errorf("found %d duration flags, want at least 8", seen)
 	}
 }

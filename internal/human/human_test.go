@@ -159,3 +159,39 @@ func FuzzParseSize(f *testing.F) {
 		}
 	})
 }
+
+// TestDurationFlag: the flag value reads what ParseDuration reads and
+// writes what time.ParseDuration reads back exactly.
+func TestDurationFlag(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"2w", 2 * Week, true},
+		{"1d12h", 36 * time.Hour, true},
+		{"1234567ns", 1234567, true},
+		{"7days", 0, false},
+	}
+	for _, tt := range tests {
+		f := NewDurationFlag(time.Second)
+		err := f.Set(tt.in)
+		if (err == nil) != tt.ok {
+			t.Errorf("Set(%q): %v, want ok=%v", tt.in, err, tt.ok)
+			continue
+		}
+		if !tt.ok {
+			if f.Duration() != time.Second {
+				t.Errorf("a failed Set(%q) changed the value to %v", tt.in, f.Duration())
+			}
+			continue
+		}
+		back, err := time.ParseDuration(f.String())
+		if f.Duration() != tt.want || err != nil || back != tt.want {
+			t.Errorf("Set(%q): %v, String %q reads back as %v, %v; want %v", tt.in, f.Duration(), f.String(), back, err, tt.want)
+		}
+	}
+	if NewDurationFlag(0).Type() != "duration" {
+		t.Error(`Type must be "duration" for pflag's GetDuration`)
+	}
+}
