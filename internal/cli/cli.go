@@ -179,13 +179,3 @@ func closeCapture(w *capture.Writer) {
 		fmt.Fprintf(os.Stderr, "acpscope: closing capture %s: %v\n", w.Path(), err)
 	}
 }
-
-// formatNotFileHint explains a --format value that looks like a file
-// name: -o is --output in export and import but --format in dump and
-// tail, which print to stdout.
-func formatNotFileHint(format string) string {
-	if !strings.ContainsAny(format, "./") {
-		return ""
-	}
-	return " (-o is --format here; to write to a file, redirect stdout: > " + format + ")"
-}

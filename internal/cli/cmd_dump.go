@@ -16,18 +16,19 @@ import (
 // dumpHelp is `acpscope dump`'s synopsis, examples and flags.
 func dumpHelp() help {
 	return help{
-		usage: "[CAPTURE] [--format table|jsonl|raw] [--filter EXPR]",
+		usage: "[CAPTURE] [--format table|jsonl|raw] [--filter EXPR] [-o FILE]",
 		example: `  acpscope dump latest
   acpscope dump latest --format jsonl | jq -c 'select(.kind=="request" and .method=="session/prompt") | .msg.params'
   acpscope dump 20261121T1204 --filter 'method:session/prompt or error'
-  acpscope dump latest --format raw --filter dir:agent > agent-stdout.ndjson`,
+  acpscope dump latest --format raw --filter dir:agent -o agent-stdout.ndjson`,
 		setup: func(fs *flag.FlagSet) {
 			captureDirFlag(fs)
-			fs.StringP("format", "o", "table", "table, jsonl (one record per line, see README) or raw (exact wire bytes)")
+			fs.String("format", "table", "table, jsonl (one record per line, see README) or raw (exact wire bytes)")
 			fs.StringP("filter", "f", "", "only records matching this filter expression ('acpscope dump --help-filter')")
 			fs.Bool("help-filter", false, "print the filter language and exit")
 			fs.Uint64("from", 1, "first sequence number")
 			fs.Uint64("to", 0, "last sequence number (0: the end)")
+			outputFlag(fs, "write to this new `FILE` (mode 0600) instead of stdout")
 		},
 	}
 }
@@ -63,10 +64,11 @@ func runDump(fs *flag.FlagSet, args []string) (int, error) {
 		fmt.Print(capture.FilterGrammar)
 		return 0, nil
 	}
+	formatFromOutput(fs, os.Stderr, []string{"table", "jsonl", "raw"})
 	format, _ := fs.GetString("format")
 	write, ok := dumpFormats[format]
 	if !ok {
-		return 2, usageErrorf("unknown --format %q: use table, jsonl or raw%s", format, formatNotFileHint(format))
+		return 2, usageErrorf("unknown --format %q: use table, jsonl or raw", format)
 	}
 	from, _ := fs.GetUint64("from")
 	to, _ := fs.GetUint64("to")
@@ -78,7 +80,19 @@ func runDump(fs *flag.FlagSet, args []string) (int, error) {
 		return code, err
 	}
 	defer src.Close()
-	return 0, dumpRecords(src, os.Stdout, format, write, filter, from, to)
+	path, _ := fs.GetString("output")
+	out, done, err := createOutput(path)
+	if err != nil {
+		return 2, err
+	}
+	err = dumpRecords(src, out, format, write, filter, from, to)
+	if cerr := done(err != nil); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 1, err
+	}
+	return 0, nil
 }
 
 // openFiltered parses --filter, then finds the capture pick names and

@@ -27,9 +27,10 @@ func tailHelp() help {
 		setup: func(fs *flag.FlagSet) {
 			captureDirFlag(fs)
 			fs.IntP("lines", "n", 10, "show this many earlier records first")
-			fs.StringP("format", "o", "table", "table or jsonl")
+			fs.String("format", "table", "table or jsonl")
 			fs.StringP("filter", "f", "", "only records matching this filter expression ('acpscope tail --help-filter')")
 			fs.Bool("help-filter", false, "print the filter language and exit")
+			oldFormatFlag(fs)
 		},
 	}
 }
@@ -39,9 +40,13 @@ func runTail(fs *flag.FlagSet, args []string) (int, error) {
 		fmt.Print(capture.FilterGrammar)
 		return 0, nil
 	}
+	formatFromOutput(fs, os.Stderr, []string{"table", "jsonl"})
+	if out, _ := fs.GetString("output"); out != "" {
+		return 2, usageErrorf("tail prints to stdout as records arrive: to keep them in a file, redirect it (> %s) or pipe it through tee", out)
+	}
 	format, _ := fs.GetString("format")
 	if format != "table" && format != "jsonl" {
-		return 2, usageErrorf("unknown --format %q: use table or jsonl%s", format, formatNotFileHint(format))
+		return 2, usageErrorf("unknown --format %q: use table or jsonl", format)
 	}
 	lines, _ := fs.GetInt("lines")
 	if lines < 0 {

@@ -197,7 +197,6 @@ func TestBadInputErrors(t *testing.T) {
 		{"every capture corrupt: tail", []string{"tail", "--dir", dir}, 1, "no capture in " + dir + " can be read"},
 		{"bad filter", []string{"dump", "--dir", dir, corrupt, "--filter", "method:x and (dir:client"}, 2, "bad --filter"},
 		{"bad format", []string{"dump", "--dir", dir, "--format", "xml"}, 2, "unknown --format"},
-		{"-o taken for an output file", []string{"dump", "--dir", dir, "-o", "out.txt"}, 2, "to write to a file, redirect stdout: > out.txt"},
 		{"bad flag", []string{"ls", "--frobnicate"}, 2, "unknown flag"},
 	}
 	for _, tt := range tests {
