@@ -23,13 +23,26 @@ const Ext = ".acpscope"
 
 // Info is one capture in a listing.
 type Info struct {
-	Path     string
-	Meta     Meta
-	Live     bool
-	Size     int64
+	Path string
+	Meta Meta
+	Live bool
+	Size int64
+	// Messages is how many records the capture holds (of a live one, as
+	// many as its last sequence number says); Last is that number, which
+	// is larger when commits failed and left holes.
 	Messages uint64
+	Last     uint64
+	// LastTime is when the last record arrived (finished captures only).
+	LastTime time.Time
 	Findings int   // stored lint findings; -1 when never linted
 	Err      error // set when the file could not be read; listed anyway
+}
+
+// Unclean reports a capture its proxy never finished: not live, yet
+// without an end (the proxy was killed, or the machine went down). It
+// holds what was committed before that.
+func (in Info) Unclean() bool {
+	return !in.Live && in.Err == nil && in.Meta.End.IsZero()
 }
 
 // DefaultDir returns the capture directory: $ACPSCOPE_DIR, else
@@ -124,7 +137,7 @@ func Stat(path string) Info {
 		in.Size = fi.Size()
 	}
 	if m, last, ok := peekLive(path); ok {
-		in.Live, in.Meta, in.Messages = true, m, last
+		in.Live, in.Meta, in.Messages, in.Last = true, m, last, last
 		return in
 	}
 	r, err := Open(path)
@@ -138,7 +151,15 @@ func Stat(path string) Info {
 		return in
 	}
 	defer r.Close()
-	in.Meta, in.Messages = r.Meta(), r.Last()
+	in.Meta, in.Last = r.Meta(), r.Last()
+	if in.Messages, err = r.Count(); err != nil {
+		in.Err = err
+		return in
+	}
+	if in.LastTime, err = r.LastTime(); err != nil {
+		in.Err = err
+		return in
+	}
 	if fs, err := r.Findings(); err == nil && fs != nil {
 		in.Findings = len(fs)
 	}

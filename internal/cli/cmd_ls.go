@@ -43,7 +43,7 @@ func runLs(fs *flag.FlagSet, args []string) (int, error) {
 		return 0, nil
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CAPTURE\tSTART\tAGENT\tDURATION\tMSGS\tSIZE\tSTATE\tLOST\tFINDINGS")
+	fmt.Fprintln(tw, "CAPTURE\tSTART\tAGENT\tROLE\tDURATION\tMSGS\tSIZE\tSTATE\tLOST\tFINDINGS")
 	for _, in := range infos {
 		writeLsRow(tw, in)
 	}
@@ -62,17 +62,25 @@ func runLs(fs *flag.FlagSet, args []string) (int, error) {
 func writeLsRow(tw *tabwriter.Writer, in capture.Info) {
 	name := filepath.Base(in.Path)
 	if in.Err != nil {
-		fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t%s\tunreadable\t-\t-\n", name, human.Size(in.Size))
+		fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t%s\tunreadable\t-\t-\n", name, human.Size(in.Size))
 		return
 	}
 	m := in.Meta
-	end := m.End
-	if in.Live {
-		end = time.Now()
-	}
-	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n",
-		name, m.Start.Local().Format("2006-01-02 15:04:05"), orDash(m.Agent), durationText(end.Sub(m.Start)),
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n",
+		name, m.Start.Local().Format("2006-01-02 15:04:05"), orDash(m.Agent), orDash(capture.Role(m)), durationText(captureDuration(in)),
 		in.Messages, human.Size(in.Size), captureState(in), lossText(m.Loss), findingsText(in.Findings))
+}
+
+// captureDuration is how long a capture ran: until now while live, to
+// its last record when its proxy never finished it.
+func captureDuration(in capture.Info) time.Duration {
+	switch {
+	case in.Live:
+		return time.Since(in.Meta.Start)
+	case in.Unclean():
+		return in.LastTime.Sub(in.Meta.Start)
+	}
+	return in.Meta.End.Sub(in.Meta.Start)
 }
 
 // captureState says whether a capture is live, and how its agent ended.
@@ -80,6 +88,8 @@ func captureState(in capture.Info) string {
 	switch {
 	case in.Live:
 		return "live"
+	case in.Unclean():
+		return "unclean" // killed: no end written; what was committed is there
 	case in.Meta.Exit == nil:
 		return "finished"
 	case in.Meta.Exit.Error != "":
@@ -123,21 +133,25 @@ func orDash(s string) string {
 func printLsJSON(infos []capture.Info) error {
 	type row struct {
 		Path     string       `json:"path"`
+		Role     string       `json:"role"`
+		State    string       `json:"state"` // live, unclean, finished, exit N, …, unreadable
 		Live     bool         `json:"live"`
 		Size     int64        `json:"size"`
-		Messages uint64       `json:"messages"`
+		Messages uint64       `json:"messages"` // records held
+		LastSeq  uint64       `json:"lastSeq"`  // above messages when failed commits left holes
 		Findings *int         `json:"findings"` // null: never linted
 		Meta     capture.Meta `json:"meta"`
 		Error    string       `json:"error,omitempty"`
 	}
 	rows := make([]row, 0, len(infos))
 	for _, in := range infos {
-		r := row{Path: in.Path, Live: in.Live, Size: in.Size, Messages: in.Messages, Meta: in.Meta}
+		r := row{Path: in.Path, Role: capture.Role(in.Meta), State: captureState(in), Live: in.Live, Size: in.Size,
+			Messages: in.Messages, LastSeq: in.Last, Meta: in.Meta}
 		if in.Findings >= 0 {
 			r.Findings = &in.Findings
 		}
 		if in.Err != nil {
-			r.Error = in.Err.Error()
+			r.State, r.Error = "unreadable", in.Err.Error()
 		}
 		rows = append(rows, r)
 	}
