@@ -58,6 +58,8 @@ func commands() []command {
 			summary: "expose a stdio agent as a remote ACP agent over Streamable HTTP and WebSocket, recording everything"},
 		{name: "show", run: runShow, help: showHelp,
 			summary: "print one message: metadata, pretty JSON and its paired request or response"},
+		{name: "stats", run: runStats, help: statsHelp,
+			summary: "per method: calls, errors, latency percentiles and bytes each way"},
 		{name: "tail", run: runTail, help: tailHelp,
 			summary: "follow a live capture message by message (the newest live one by default)"},
 
