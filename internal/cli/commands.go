@@ -44,6 +44,8 @@ func commands() []command {
 			summary: "delete old captures (never a live one) to keep the capture directory small"},
 		{name: "import", run: runImport, help: importHelp,
 			summary: "turn a capture file, JSONL or an acp-devtools JSON export into a new capture"},
+		{name: "info", run: runInfo, help: infoHelp,
+			summary: "what the two sides told each other: names, versions, capabilities, auth, modes, models, commands, sessions"},
 		{name: "inspect", run: runInspect, help: inspectHelp,
 			summary: "browse captures in a terminal UI: messages, pretty JSON, conversation, statistics, live follow"},
 		{name: "lint", run: runLint, help: lintHelp,
