@@ -19,6 +19,9 @@ type Options struct {
 	Dir string
 	// Path opens one capture directly; Esc then leads to the library.
 	Path string
+	// Seq, with Path, selects that message first, its detail shown and
+	// following a live capture paused (acpscope search --open).
+	Seq uint64
 	// Screen to draw on; nil uses the terminal. Tests pass a
 	// tcell.SimulationScreen.
 	Screen tcell.Screen
@@ -69,6 +72,10 @@ func Run(opts Options) error {
 	a.tv.SetScreen(screen)
 	if src != nil {
 		a.showCapture(opts.Path, src, "")
+		if opts.Seq != 0 {
+			a.cv.follow = false
+			a.cv.selectSeq(opts.Seq)
+		}
 	} else {
 		a.showLibrary()
 	}
