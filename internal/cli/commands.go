@@ -56,6 +56,8 @@ func commands() []command {
 			summary: "reverse-proxy a remote agent over Streamable HTTP and WebSocket, recording every message"},
 		{name: "replay", run: runReplay, help: replayHelp,
 			summary: "re-drive a capture: against an agent (compare what it sends) or as the agent for an editor"},
+		{name: "search", run: runSearch, help: searchHelp,
+			summary: "find messages in every capture, newest first: words or a filter; --open starts the inspector there"},
 		{name: "serve", run: runServe, help: serveHelp,
 			summary: "expose a stdio agent as a remote ACP agent over Streamable HTTP and WebSocket, recording everything"},
 		{name: "show", run: runShow, help: showHelp,
