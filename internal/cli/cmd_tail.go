@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path"
 	"strings"
 	"unicode/utf8"
 
@@ -20,13 +21,17 @@ import (
 // tailHelp is `acpscope tail`'s synopsis, examples and flags.
 func tailHelp() help {
 	return help{
-		usage: "[CAPTURE] [-n N] [--format table|jsonl] [--filter EXPR]",
+		usage: "[CAPTURE] [-F] [--agent NAME] [-n N] [--format table|jsonl] [--filter EXPR]",
 		example: `  acpscope tail
-  acpscope tail -n 0 --filter 'kind:error or kind:invalid or kind:stderr'
-  acpscope tail --format jsonl | jq -c .method`,
+  acpscope tail -F -n 0 --filter 'kind:error or kind:invalid or kind:stderr'
+  acpscope tail -F --agent claude-code-acp       # across the editor's restarts of that agent
+  acpscope tail -F --format jsonl | jq -c .method   # stdout stays JSONL; capture changes go to stderr`,
 		setup: func(fs *flag.FlagSet) {
 			captureDirFlag(fs)
 			fs.IntP("lines", "n", 10, "show this many earlier records first")
+			fs.BoolP("follow-name", "F", false, "when the capture ends, wait for the next one (the editor restarted the agent) and follow it; with no live capture, wait for one; until Ctrl-C")
+			fs.Bool("wait", false, "the same as --follow-name")
+			fs.String("agent", "", "only captures of the agent `NAME`, as ls shows it (* and ? match any characters)")
 			fs.String("format", "table", "table or jsonl")
 			fs.StringP("filter", "f", "", "only records matching this filter expression ('acpscope tail --help-filter')")
 			fs.Bool("help-filter", false, "print the filter language and exit")
@@ -52,69 +57,27 @@ func runTail(fs *flag.FlagSet, args []string) (int, error) {
 	if lines < 0 {
 		return 2, usageErrorf("-n/--lines %d: give the number of earlier records to show, 0 or more", lines)
 	}
-	src, filter, code, err := openFiltered(fs, args, tailTarget, capture.OpenSource)
+	agent, _ := fs.GetString("agent")
+	if _, err := path.Match(agent, ""); err != nil {
+		return 2, usageErrorf("--agent %q: %v", agent, err)
+	}
+	filter, err := parseFilterFlag(fs)
+	if err != nil {
+		return 2, err
+	}
+	p := newTailPrinter(format, filter)
+	followName, _ := fs.GetBool("follow-name")
+	if wait, _ := fs.GetBool("wait"); wait || followName {
+		return tailFollowName(fs, args, p, lines)
+	}
+	src, _, code, err := openFiltered(fs, args, tailTarget, capture.OpenSource)
 	if err != nil {
 		return code, err
 	}
 	defer src.Close()
-	live, isLive := src.(*capture.Live)
-	last := src.Last()
-	if isLive {
-		// The backlog may still be arriving: count back from where the
-		// capture stood when its feed answered.
-		last = live.LastAtOpen()
-	}
-	from := uint64(1)
-	if last > uint64(lines) {
-		from = last - uint64(lines) + 1
-	}
-	if !isLive {
-		if lines == 0 {
-			return 0, errors.New("the capture is finished and -n 0 asks for none of its records: give -n N, or print it all with `acpscope dump`")
-		}
-		if last == 0 {
-			return 0, errors.New("the capture is finished and holds no records")
-		}
-		shown := "showing its last " + replay.Count(int(last-from+1), "record", "records")
-		if filter != nil {
-			shown += " that match the filter"
-		}
-		fmt.Fprintf(os.Stderr, "acpscope tail: the capture is finished; %s\n", shown)
-	}
-	return 0, followRecords(src, format, filter, from)
-}
-
-// tailTarget picks the capture to follow: the one named, or the newest
-// live one, or failing that the newest that opens.
-func tailTarget(fs *flag.FlagSet, args []string) (string, error) {
-	if len(args) > 0 {
-		return oneCapture(fs, args)
-	}
-	dir, infos, err := listCaptures(fs)
+	from, err := tailFrom(src, lines, filter != nil)
 	if err != nil {
-		return "", err
-	}
-	for _, in := range infos {
-		if in.Live {
-			return in.Path, nil
-		}
-	}
-	if len(infos) == 0 {
-		return "", fmt.Errorf("%w: there are no captures in %s yet: start an agent through 'acpscope -- AGENT CMD…' first", capture.ErrNotFound, dir)
-	}
-	return capture.Resolve(dir, "latest") // the newest that opens
-}
-
-// followRecords prints records from seq from on; with a live source it
-// keeps printing as they arrive until the proxy finishes or Ctrl-C.
-func followRecords(src capture.Source, format string, filter *capture.Filter, from uint64) error {
-	w := bufio.NewWriter(os.Stdout)
-	// Rows arrive a few at a time, so columns are padded to fixed widths
-	// (a tabwriter would align each batch on its own).
-	tw := &fixedColumns{w: w, widths: tailWidths}
-	write := dumpFormats[format]
-	if format == "table" {
-		fmt.Fprintln(tw, rowHeader)
+		return 0, err
 	}
 	_, isLive := src.(*capture.Live)
 	ctx := context.Background()
@@ -123,30 +86,162 @@ func followRecords(src capture.Source, format string, filter *capture.Filter, fr
 		ctx, stop = signal.NotifyContext(ctx, os.Interrupt)
 		defer stop()
 	}
+	p.header()
+	end, err := p.follow(ctx, src, from)
+	if err != nil || !isLive {
+		return 0, err
+	}
+	return 0, reportEnd(end, false)
+}
+
+// tailFrom is the first record to print of src for -n lines: of a live
+// capture, counted back from where it stood when its feed answered (the
+// backlog may still be arriving); of a finished one, from its end, said
+// on stderr.
+func tailFrom(src capture.Source, lines int, filtered bool) (uint64, error) {
+	last := src.Last()
+	live, isLive := src.(*capture.Live)
+	if isLive {
+		last = live.LastAtOpen()
+	}
+	from := uint64(1)
+	if last > uint64(lines) {
+		from = last - uint64(lines) + 1
+	}
+	if isLive {
+		return from, nil
+	}
+	if lines == 0 {
+		return 0, errors.New("the capture is finished and -n 0 asks for none of its records: give -n N, follow the next capture with -F, or print it all with `acpscope dump`")
+	}
+	if last == 0 {
+		return 0, errors.New("the capture is finished and holds no records")
+	}
+	shown := "showing its last " + replay.Count(int(last-from+1), "record", "records")
+	if filtered {
+		shown += " that match the filter"
+	}
+	fmt.Fprintf(os.Stderr, "acpscope tail: the capture is finished; %s\n", shown)
+	return from, nil
+}
+
+// tailTarget picks the capture to follow: the one named, or the newest
+// live one (of --agent's agent), or failing that the newest that opens.
+func tailTarget(fs *flag.FlagSet, args []string) (string, error) {
+	if len(args) > 0 {
+		return oneCapture(fs, args)
+	}
+	dir, infos, err := listCaptures(fs)
+	if err != nil {
+		return "", err
+	}
+	agent, _ := fs.GetString("agent")
+	match := agentMatch(agent)
+	if in, ok := newestLive(infos, match); ok {
+		return in.Path, nil
+	}
+	if len(infos) == 0 {
+		return "", fmt.Errorf("%w: there are no captures in %s yet: start an agent through 'acpscope -- AGENT CMD…' first, or wait for one with 'acpscope tail -F'", capture.ErrNotFound, dir)
+	}
+	if match == nil {
+		return capture.Resolve(dir, "latest") // the newest that opens
+	}
+	for _, in := range infos {
+		if in.Err == nil && match(in) {
+			return in.Path, nil
+		}
+	}
+	return "", fmt.Errorf("%w: no capture of agent %q in %s: 'acpscope ls' shows the agents, 'acpscope tail -F --agent %s' waits for one", capture.ErrNotFound, agent, dir, shellQuote(agent))
+}
+
+// agentMatch matches captures of an agent by name, as ls shows it; nil
+// for no --agent.
+func agentMatch(pattern string) func(capture.Info) bool {
+	if pattern == "" {
+		return nil
+	}
+	return func(in capture.Info) bool {
+		ok, _ := path.Match(pattern, in.Meta.Agent)
+		return ok
+	}
+}
+
+// newestLive returns the newest live capture of infos (newest first)
+// that match lets through.
+func newestLive(infos []capture.Info, match func(capture.Info) bool) (capture.Info, bool) {
+	for _, in := range infos {
+		if in.Live && (match == nil || match(in)) {
+			return in, true
+		}
+	}
+	return capture.Info{}, false
+}
+
+// tailPrinter prints records as tail shows them: rows arrive a few at a
+// time, so table columns are padded to fixed widths (a tabwriter would
+// align each batch on its own).
+type tailPrinter struct {
+	w      *bufio.Writer
+	tw     *fixedColumns
+	write  func(*bufio.Writer, io.Writer, *capture.Record) error
+	table  bool
+	filter *capture.Filter
+}
+
+func newTailPrinter(format string, filter *capture.Filter) *tailPrinter {
+	w := bufio.NewWriter(os.Stdout)
+	return &tailPrinter{w: w, tw: &fixedColumns{w: w, widths: tailWidths}, write: dumpFormats[format],
+		table: format == "table", filter: filter}
+}
+
+// header prints the table's column names.
+func (p *tailPrinter) header() {
+	if p.table {
+		fmt.Fprintln(p.tw, rowHeader)
+	}
+}
+
+// follow prints src's records from seq from on; with a live source it
+// keeps printing as they arrive until the proxy finishes or ctx ends.
+func (p *tailPrinter) follow(ctx context.Context, src capture.Source, from uint64) (capture.FollowEnd, error) {
 	end, err := capture.Follow(ctx, src, capture.FollowOptions{
 		From:      from,
 		HoldLimit: tailHoldLimit,
 		Record: func(rec *capture.Record) error {
-			if filter != nil && !filter.Match(rec, func() []byte { return rec.Body }) {
+			if p.filter != nil && !p.filter.Match(rec, func() []byte { return rec.Body }) {
 				return nil
 			}
-			return write(w, tw, rec)
+			return p.write(p.w, p.tw, rec)
 		},
-		CaughtUp: w.Flush,
+		CaughtUp: p.w.Flush,
 		Resumed: func(at uint64, cause error) {
 			fmt.Fprintf(os.Stderr, "acpscope tail: the feed cut tail off (%v); resumed at record %d\n", cause, at)
 		},
 	})
-	if err != nil || !isLive {
-		return err
+	if ferr := p.w.Flush(); err == nil {
+		err = ferr
+	}
+	return end, err
+}
+
+// reportEnd says on stderr how a followed live capture ended; with
+// waiting (-F), that tail goes on to the next.
+func reportEnd(end capture.FollowEnd, waiting bool) error {
+	next := ""
+	if waiting {
+		next = "; waiting for the next capture (Ctrl-C to stop)"
 	}
 	switch end {
 	case capture.FollowFinished:
-		fmt.Fprintln(os.Stderr, "acpscope tail: the proxy finished")
+		fmt.Fprintf(os.Stderr, "acpscope tail: the proxy finished%s\n", next)
 	case capture.FollowFromFile:
-		fmt.Fprintln(os.Stderr, "acpscope tail: the proxy finished; the records tail had not caught up with were read from the file")
+		fmt.Fprintf(os.Stderr, "acpscope tail: the proxy finished; the records tail had not caught up with were read from the file%s\n", next)
 	case capture.FollowUnfinished:
-		return errors.New("the proxy stopped without finishing its capture (was it killed?); the records it committed were printed from the file")
+		const why = "the proxy stopped without finishing its capture (was it killed?); the records it committed were printed from the file"
+		if !waiting {
+			return errors.New(why)
+		}
+		fmt.Fprintf(os.Stderr, "acpscope tail: %s%s\n", why, next)
 	}
 	return nil
 }

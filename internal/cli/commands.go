@@ -65,7 +65,7 @@ func commands() []command {
 		{name: "stats", run: runStats, help: statsHelp,
 			summary: "per method: calls, errors, latency percentiles and bytes each way"},
 		{name: "tail", run: runTail, help: tailHelp,
-			summary: "follow a live capture message by message (the newest live one by default)"},
+			summary: "follow a live capture message by message (the newest live one by default); -F carries on across agent restarts"},
 
 		// `acpscope [flags] -- AGENT CMD…` runs this one.
 		{name: "stdio", run: runStdio, help: stdioHelp, hidden: true,
