@@ -137,9 +137,9 @@ func writeRow(w io.Writer, r *capture.Record) {
 	if names := r.Flags.Names(); len(names) > 0 {
 		flags = " [" + strings.Join(names, ",") + "]"
 	}
-	fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n",
+	fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 		r.Seq, r.When().Local().Format("15:04:05.000"), arrow(r), r.Kind.String()+flags,
-		string(r.ID), method, human.ShortID(r.Session), r.Size, latency)
+		string(r.ID), method, human.ShortID(r.Session), human.Size(r.Size), latency)
 }
 
 // writeExchangeRow prints a status-only HTTP exchange (a 202 to a POST,
@@ -149,8 +149,8 @@ func writeExchangeRow(w io.Writer, r *capture.Record, exchange string) {
 	if len(r.Body) > 0 {
 		exchange += " " + preview(r.Body, 40)
 	}
-	fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n",
-		r.Seq, r.When().Local().Format("15:04:05.000"), arrow(r), "http", "", exchange, human.ShortID(r.Session), r.Size, "")
+	fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+		r.Seq, r.When().Local().Format("15:04:05.000"), arrow(r), "http", "", exchange, human.ShortID(r.Session), human.Size(r.Size), "")
 }
 
 func arrow(r *capture.Record) string {

@@ -79,3 +79,21 @@ func TestTailColumnsAlignAcrossBatches(t *testing.T) {
 		}
 	}
 }
+
+// TestOneSizeFormat: sizes read as ls, gc and stats print them, in the
+// message table too; show adds the exact count where that rounds.
+func TestOneSizeFormat(t *testing.T) {
+	var sb strings.Builder
+	writeRow(&sb, &capture.Record{Seq: 1, Dir: wire.DirClient, Kind: wire.KindRequest, Method: "session/prompt", Size: 69632})
+	if !strings.Contains(sb.String(), "\t68.0 KiB\t") {
+		t.Errorf("row %q: want the size as 68.0 KiB", sb.String())
+	}
+	for _, tt := range []struct {
+		n    int64
+		want string
+	}{{512, "512 B"}, {69632, "68.0 KiB (69632 bytes)"}} {
+		if got := sizeText(tt.n); got != tt.want {
+			t.Errorf("sizeText(%d) = %q, want %q", tt.n, got, tt.want)
+		}
+	}
+}

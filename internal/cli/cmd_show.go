@@ -66,7 +66,7 @@ func showRecord(src capture.Source, seq uint64, prefix string) error {
 	printField("id", string(rec.ID))
 	printField("method", rec.Method)
 	printField("session", rec.Session)
-	printField("size", strconv.FormatInt(rec.Size, 10)+" bytes")
+	printField("size", sizeText(rec.Size))
 	if rec.Latency > 0 {
 		printField("latency", human.Duration(rec.Latency))
 	}
@@ -91,4 +91,13 @@ func printField(name, value string) {
 	if value != "" {
 		fmt.Printf("  %-8s %s\n", name+":", value)
 	}
+}
+
+// sizeText is a size as everywhere else, and in bytes when that rounds.
+func sizeText(n int64) string {
+	s := human.Size(n)
+	if n >= 1024 {
+		s += fmt.Sprintf(" (%d bytes)", n)
+	}
+	return s
 }

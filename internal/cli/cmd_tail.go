@@ -252,7 +252,7 @@ const tailHoldLimit = 32 << 20
 
 // tailWidths are the column widths of tail's table, wide enough for most
 // values: SEQ, TIME, DIR, KIND, ID, METHOD, SESSION, SIZE, LATENCY.
-var tailWidths = []int{5, 12, 3, 12, 4, 48, 12, 7, 0}
+var tailWidths = []int{5, 12, 3, 12, 4, 48, 12, 9, 0}
 
 // fixedColumns pads the tab-separated cells of each line it is given to
 // fixed widths (a cell longer than its width pushes the rest of its line
