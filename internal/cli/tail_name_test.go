@@ -202,7 +202,7 @@ func TestTailFollowNameOneAgent(t *testing.T) {
 	first := startNamedProxy(t, dir, "wanted")
 	first.send(t, "before-tail")
 	waitFor(t, func() bool { return strings.Contains(runCLI(t, nil, "ls", "--dir", dir).stdout, "live") })
-	rt := startTail(t, "--dir", dir, "--follow-name", "--agent", "want*", "-n", "5", "--filter", "dir:client")
+	rt := startTail(t, "--dir", dir, "--wait", "--agent", "want*", "-n", "5", "--filter", "dir:client")
 	want := func(parts ...string) {
 		t.Helper()
 		line := rt.next(t)
