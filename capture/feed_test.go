@@ -20,7 +20,7 @@ func notif(i int) string {
 // waitLast waits until src holds seq last.
 func waitLast(t *testing.T, l *Live, last uint64) {
 	t.Helper()
-	deadline := time.After(5 * time.Second)
+	deadline := time.After(60 * time.Second)
 	for l.Last() < last {
 		select {
 		case _, ok := <-l.Updates():
@@ -107,7 +107,7 @@ func TestLiveFeedTwoSubscribers(t *testing.T) {
 			}
 		})
 	}
-	if _, err := os.Stat(SocketPath(w.Path())); !os.IsNotExist(err) {
+	if _, err := os.Stat(socketPath(t, w.Path())); !os.IsNotExist(err) {
 		t.Errorf("socket left behind: %v", err)
 	}
 }
@@ -117,7 +117,7 @@ func TestSlowSubscriberCutOff(t *testing.T) {
 	feedWriteTimeout = 200 * time.Millisecond
 	defer func() { feedWriteTimeout = old }()
 	w := createTest(t, WriterOptions{NoSync: true, CommitEvery: 5 * time.Millisecond})
-	c, err := net.Dial("unix", SocketPath(w.Path()))
+	c, err := net.Dial("unix", socketPath(t, w.Path()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestSlowSubscriberCutOff(t *testing.T) {
 func TestStaleSocketRemoved(t *testing.T) {
 	dir := t.TempDir()
 	path := dirCapture(t, dir, "stale.acpscope")
-	sock := SocketPath(path)
+	sock := socketPath(t, path)
 	// A socket file nobody listens on, as a SIGKILLed proxy leaves it.
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
@@ -250,7 +250,7 @@ func TestLiveFeedCut(t *testing.T) {
 func fakeFeed(t *testing.T, answer string, hangUp bool) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "fake"+Ext)
-	ln, err := net.Listen("unix", SocketPath(path))
+	ln, err := net.Listen("unix", socketPath(t, path))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,7 @@ var liveDialTimeout = 2 * time.Second
 // DialLive connects to the feed of the capture at path, asking for every
 // record from seq from on.
 func DialLive(path string, from uint64) (*Live, error) {
-	c, err := net.DialTimeout("unix", SocketPath(path), liveDialTimeout)
+	c, err := dialFeed(path, liveDialTimeout, false)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the live feed of %s: %w (is its proxy still running? `acpscope ls` shows)", path, err)
 	}
@@ -457,12 +457,9 @@ func OpenSource(path string) (Source, error) {
 }
 
 // peekLive asks a capture's feed for its metadata, cheaply: it reports
-// false when no proxy serves the capture (and removes a stale socket).
+// false when no proxy serves the capture (and removes stale sockets).
 func peekLive(path string) (Meta, uint64, bool) {
-	if !removeStaleSocket(path) {
-		return Meta{}, 0, false
-	}
-	c, err := net.DialTimeout("unix", SocketPath(path), 200*time.Millisecond)
+	c, err := dialFeed(path, 200*time.Millisecond, true)
 	if err != nil {
 		return Meta{}, 0, false
 	}
