@@ -109,7 +109,7 @@ func followRecords(src capture.Source, live *capture.Live, format string, filter
 	// Rows arrive a few at a time, so columns are padded to fixed widths
 	// (a tabwriter would align each batch on its own).
 	tw := &fixedColumns{w: w, widths: tailWidths}
-	write := dumpFormats[format]
+	write := dumpFormats[format]()
 	if format == "table" {
 		fmt.Fprintln(tw, rowHeader)
 	}
