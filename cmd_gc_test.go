@@ -19,6 +19,10 @@ func TestParseSize(t *testing.T) {
 		{"1.5k", 1536, true},
 		{"lots", 0, false},
 		{"-1MB", 0, false},
+		{"NaN", 0, false},
+		{"inf", 0, false},
+		{"1e30", 0, false},
+		{"9.3e18", 0, false},
 	}
 	for _, tt := range tests {
 		got, err := parseSize(tt.in)

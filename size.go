@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -26,8 +27,14 @@ func parseSize(s string) (int64, error) {
 		}
 	}
 	n, err := strconv.ParseFloat(upper, 64)
-	if err != nil || n < 0 {
+	if err != nil || n < 0 || math.IsNaN(n) {
 		return 0, fmt.Errorf("%q is not a size; write e.g. 500MB, 2GiB or 1048576", s)
 	}
-	return int64(n * float64(mult)), nil
+	// Converted to int64, a float past its range (or infinite) turns
+	// negative: a size that would, say, make gc delete everything.
+	size := n * float64(mult)
+	if size >= math.MaxInt64 {
+		return 0, fmt.Errorf("%q is too large a size; sizes go up to %d bytes", s, int64(math.MaxInt64))
+	}
+	return int64(size), nil
 }
