@@ -381,3 +381,37 @@ func TestLiveHoldLimit(t *testing.T) {
 		l.Discard(next)
 	}
 }
+
+// TestLiveFarSeqs: a record far past those held costs no memory for the
+// records skipped when none are held, and ends the feed with an error
+// when the hole it would open is longer than any failed commit leaves.
+func TestLiveFarSeqs(t *testing.T) {
+	far := strings.Replace(AppendJSONLString(1), `"seq":1,`, `"seq":20000000,`, 1)
+	tests := []struct {
+		name, feed string
+		held       int // record slots held
+		errHas     string
+	}{
+		{"far first record", far, 1, "without finishing"},
+		{"short hole", AppendJSONLString(1) + strings.Replace(AppendJSONLString(1), `"seq":1,`, `"seq":5,`, 1), 5, "without finishing"},
+		{"hole too long", AppendJSONLString(1) + far, 1, "more than 65536 records missing"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			client, server := net.Pipe()
+			l := newLive("far", client, 1)
+			go func() {
+				server.Write([]byte(tt.feed))
+				server.Close()
+			}()
+			go l.read()
+			<-l.Done()
+			if err := l.Err(); err == nil || !strings.Contains(err.Error(), tt.errHas) {
+				t.Errorf("Err() = %v, want %q", err, tt.errHas)
+			}
+			if len(l.recs) != tt.held {
+				t.Errorf("%d record slots held, want %d", len(l.recs), tt.held)
+			}
+		})
+	}
+}
