@@ -24,10 +24,10 @@ func TestReadPanics(t *testing.T) {
 		name string
 		// read does something to a reader of a copy of the capture at
 		// path; it returns the first error and what panicked, if anything.
-		read      func(t *testing.T, path string) (error, any)
+		read      func(t *testing.T, path string) (any, error)
 		wantPanic string // "" when the read must end in ErrCorrupt
 	}{
-		{"pages of an unknown type", func(t *testing.T, path string) (error, any) {
+		{"pages of an unknown type", func(t *testing.T, path string) (any, error) {
 			b := append([]byte(nil), orig...)
 			damaged := 0
 			for off := 2 * pageSize; off+pageSize <= len(b); off += pageSize {
@@ -42,11 +42,11 @@ func TestReadPanics(t *testing.T) {
 			os.WriteFile(path, b, 0o600)
 			return readEverything(path)
 		}, ""},
-		{"file truncated under the reader", func(t *testing.T, path string) (error, any) {
+		{"file truncated under the reader", func(t *testing.T, path string) (any, error) {
 			os.WriteFile(path, orig, 0o600)
 			r, err := Open(path)
 			if err != nil {
-				return err, nil
+				return nil, err
 			}
 			defer r.Close()
 			if err := os.Truncate(path, 4*pageSize); err != nil {
@@ -54,7 +54,7 @@ func TestReadPanics(t *testing.T) {
 			}
 			return catch(func() error { _, err := r.Body(r.Last()); return err })
 		}, ""},
-		{"a decoder bug", func(t *testing.T, path string) (error, any) {
+		{"a decoder bug", func(t *testing.T, path string) (any, error) {
 			os.WriteFile(path, orig, 0o600)
 			r := openTest(t, path)
 			// A segment a buggy decoder might return: no body offsets.
@@ -64,7 +64,7 @@ func TestReadPanics(t *testing.T) {
 				return err
 			})
 		}, "index out of range"},
-		{"a bug in a caller's callback", func(t *testing.T, path string) (error, any) {
+		{"a bug in a caller's callback", func(t *testing.T, path string) (any, error) {
 			os.WriteFile(path, orig, 0o600)
 			r := openTest(t, path)
 			return catch(func() error {
@@ -75,7 +75,7 @@ func TestReadPanics(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(dir, fmt.Sprintf("copy-%d%s", i, Ext))
-			err, p := tt.read(t, path)
+			p, err := tt.read(t, path)
 			if tt.wantPanic != "" {
 				if p == nil || !strings.Contains(fmt.Sprint(p), tt.wantPanic) {
 					t.Fatalf("read ended with error %v and panic %v, want the panic %q", err, p, tt.wantPanic)
@@ -99,15 +99,15 @@ const (
 	leafPage = 0x02 // page flags at byte 8 of each page header
 )
 
-// catch runs fn, returning its error or what it panicked with.
-func catch(fn func() error) (err error, p any) {
+// catch runs fn, returning what it panicked with or its error.
+func catch(fn func() error) (p any, err error) {
 	defer func() { p = recover() }()
-	return fn(), nil
+	return nil, fn()
 }
 
 // readEverything opens path and reads every record, body and index entry it
 // can, returning the first error or what panicked.
-func readEverything(path string) (error, any) {
+func readEverything(path string) (any, error) {
 	return catch(func() error {
 		r, err := Open(path)
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // openTimeout is how long Open waits for the file lock a running proxy
@@ -45,7 +46,7 @@ func Open(path string) (*Reader, error) {
 	}
 	db, err := openBolt(path)
 	switch {
-	case errors.Is(err, bolt.ErrTimeout):
+	case errors.Is(err, bolterrors.ErrTimeout):
 		return nil, liveError(path)
 	case err != nil:
 		return nil, corruptError(path, err)
@@ -326,7 +327,7 @@ func findSegment(tx *bolt.Tx, seq uint64, next bool) (*segment, error) {
 	if k == nil {
 		k, v = c.Last()
 	}
-	if k != nil && len(k) == 8 && binary.BigEndian.Uint64(k) > seq {
+	if len(k) == 8 && binary.BigEndian.Uint64(k) > seq {
 		if pk, pv := c.Prev(); pk != nil {
 			k, v = pk, pv
 		} else {
