@@ -371,9 +371,9 @@ func (l *Live) Body(seq uint64) ([]byte, error) {
 // Scan calls fn with each record received from seq on, in order, without
 // bodies, until fn returns false or the records end. fn may call l.
 func (l *Live) Scan(from uint64, fn func(*Record) bool) error {
-	from = max(from, l.base)
 	for {
 		l.mu.RLock()
+		from = max(from, l.base) // Discard and add move it
 		var batch []Record
 		for seq := from; seq-l.base < uint64(len(l.recs)) && len(batch) < 256; seq++ {
 			if r := &l.recs[seq-l.base]; r.Seq != 0 {
