@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -74,4 +75,39 @@ func dialFeed(path string, timeout time.Duration, clean bool) (net.Conn, error) 
 		msg += "; " + strings.Join(problems, "; ")
 	}
 	return nil, errors.New(msg)
+}
+
+// SweepSockets removes the feed sockets no proxy answers on (those of
+// proxies that were killed) from the capture directory dir and from
+// acpscope's own socket directories, where nothing else would remove
+// them once their captures are gone. It returns how many it removed.
+func SweepSockets(dir string) int {
+	n := 0
+	for _, d := range append([]string{dir}, sockDirs()...) {
+		if checkPrivateDir(d) != nil {
+			continue
+		}
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			if e.Type() != os.ModeSocket || !isFeedSocketName(e.Name()) {
+				continue
+			}
+			sock := filepath.Join(d, e.Name())
+			c, err := net.DialTimeout("unix", sock, 200*time.Millisecond)
+			if err == nil {
+				c.Close()
+				continue
+			}
+			if errors.Is(err, syscall.ECONNREFUSED) && os.Remove(sock) == nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// isFeedSocketName tells the names feedPlaces gives sockets.
+func isFeedSocketName(name string) bool {
+	return strings.HasSuffix(name, Ext+".sock") ||
+		strings.HasPrefix(strings.TrimPrefix(name, "."), "acpscope-") && strings.HasSuffix(name, ".sock")
 }

@@ -55,15 +55,23 @@ func feedPlaces(path string) []feedPlace {
 			add(capDir, filepath.Join(capDir, "."+name), false)
 		}
 	}
-	if rt := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(rt) {
-		dir := filepath.Join(rt, "acpscope")
-		add(dir, filepath.Join(dir, name), true)
-	}
-	if state := stateDir(); state != "" {
-		dir := filepath.Join(state, "acpscope", "live")
+	for _, dir := range sockDirs() {
 		add(dir, filepath.Join(dir, name), true)
 	}
 	return places
+}
+
+// sockDirs returns acpscope's own socket directories, in order:
+// $XDG_RUNTIME_DIR/acpscope and the state directory's acpscope/live.
+func sockDirs() []string {
+	var dirs []string
+	if rt := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(rt) {
+		dirs = append(dirs, filepath.Join(rt, "acpscope"))
+	}
+	if state := stateDir(); state != "" {
+		dirs = append(dirs, filepath.Join(state, "acpscope", "live"))
+	}
+	return dirs
 }
 
 // canonicalPath makes writer and readers name a capture alike: absolute,

@@ -444,3 +444,44 @@ func TestCheckPrivateDir(t *testing.T) {
 		})
 	}
 }
+
+// TestSweepSockets: sockets nobody answers on go, in the capture
+// directory and in acpscope's own socket directories; a live feed's
+// socket, and whatever is not a feed socket, stay.
+func TestSweepSockets(t *testing.T) {
+	runtime, state := feedEnv(t)
+	capDir := shortTempDir(t)
+	stale := func(sock string) string {
+		os.MkdirAll(filepath.Dir(sock), 0o700)
+		ln, err := net.Listen("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln.(*net.UnixListener).SetUnlinkOnClose(false)
+		ln.Close()
+		return sock
+	}
+	live := filepath.Join(capDir, "live"+Ext)
+	w, _ := createWarned(t, live)
+	gone := []string{
+		stale(filepath.Join(capDir, "old"+Ext+".sock")),
+		stale(filepath.Join(capDir, ".acpscope-0123456789abcdef.sock")),
+		stale(filepath.Join(runtime, "acpscope", "acpscope-0123456789abcdef.sock")),
+		stale(filepath.Join(state, "acpscope", "live", "acpscope-0123456789abcdef.sock")),
+	}
+	kept := []string{w.feed.sock, stale(filepath.Join(capDir, "other.sock")), filepath.Join(capDir, "acpscope-file.sock")}
+	os.WriteFile(kept[2], nil, 0o600)
+	if n := SweepSockets(capDir); n != len(gone) {
+		t.Errorf("SweepSockets removed %d sockets, want %d", n, len(gone))
+	}
+	for _, sock := range gone {
+		if fileExists(sock) {
+			t.Errorf("stale %s left", sock)
+		}
+	}
+	for _, sock := range kept {
+		if !fileExists(sock) {
+			t.Errorf("%s removed", sock)
+		}
+	}
+}
