@@ -119,12 +119,13 @@ func appendPostings(dst []byte, base uint64, seqs []uint64) []byte {
 }
 
 // decodePostings is the inverse of appendPostings; it reports false on
-// malformed input.
+// malformed input: a bad varint, or seqs that do not ascend strictly from
+// base (a repeated seq, or one past the largest).
 func decodePostings(dst []uint64, base uint64, v []byte) ([]uint64, bool) {
 	prev := base
-	for len(v) > 0 {
+	for first := true; len(v) > 0; first = false {
 		d, n := binary.Uvarint(v)
-		if n <= 0 {
+		if n <= 0 || d == 0 && !first || prev+d < prev {
 			return dst, false
 		}
 		prev += d

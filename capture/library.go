@@ -13,6 +13,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // ErrAmbiguous: a name that matches several captures.
@@ -217,7 +218,7 @@ func SaveFindings(path string, fs []Finding) error {
 		return fmt.Errorf("saving findings: %w", err)
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: openTimeout})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, bolterrors.ErrTimeout) {
 		return liveError(path)
 	}
 	if err != nil {

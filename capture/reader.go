@@ -8,12 +8,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // openTimeout is how long Open waits for the file lock a running proxy
@@ -43,7 +46,7 @@ func Open(path string) (*Reader, error) {
 	}
 	db, err := openBolt(path)
 	switch {
-	case errors.Is(err, bolt.ErrTimeout):
+	case errors.Is(err, bolterrors.ErrTimeout):
 		return nil, liveError(path)
 	case err != nil:
 		return nil, corruptError(path, err)
@@ -97,15 +100,54 @@ func checkHeader(path string) error {
 	return nil
 }
 
-// guard turns a panic or a memory fault (bbolt reads pages through an
-// mmap, and a damaged file can point anywhere) into ErrCorrupt. Call as
+// guard turns what a damaged file does to a read into ErrCorrupt: a
+// memory fault (bbolt reads pages through an mmap, and a damaged file can
+// point anywhere) or a panic raised inside bbolt, which follows the pages
+// it finds without checking them all. Our own decoders check the bytes
+// they read and return errors; a panic anywhere else (a decoder, a
+// caller's callback) is a bug, not damage, and goes on panicking so that
+// it is reported as one, with the stack where it happened. Call as
 // defer r.guard(&err)() at the top of every read.
 func (r *Reader) guard(err *error) func() {
 	old := debug.SetPanicOnFault(true)
 	return func() {
 		debug.SetPanicOnFault(old)
-		if p := recover(); p != nil {
-			*err = corruptError(r.path, fmt.Errorf("reading the database failed: %v", p))
+		p := recover()
+		if p == nil {
+			return
+		}
+		if !isFault(p) && !panickedIn("go.etcd.io/bbolt") {
+			panic(p)
+		}
+		*err = corruptError(r.path, fmt.Errorf("reading the database failed: %v", p))
+	}
+}
+
+// isFault reports whether p is a memory fault turned into a panic by
+// debug.SetPanicOnFault.
+func isFault(p any) bool {
+	_, ok := p.(interface{ Addr() uintptr })
+	_, rt := p.(runtime.Error)
+	return ok && rt
+}
+
+// panickedIn reports whether the panic being recovered was raised in the
+// code of the module at path: called from a deferred function, it reads
+// the first frame below the runtime's panic machinery.
+func panickedIn(path string) bool {
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	panicking := false
+	for {
+		f, more := frames.Next()
+		switch {
+		case f.Function == "runtime.gopanic":
+			panicking = true
+		case panicking && !strings.HasPrefix(f.Function, "runtime."):
+			return f.Function == path || strings.HasPrefix(f.Function, path+".") || strings.HasPrefix(f.Function, path+"/")
+		}
+		if !more {
+			return false
 		}
 	}
 }
@@ -285,7 +327,7 @@ func findSegment(tx *bolt.Tx, seq uint64, next bool) (*segment, error) {
 	if k == nil {
 		k, v = c.Last()
 	}
-	if k != nil && len(k) == 8 && binary.BigEndian.Uint64(k) > seq {
+	if len(k) == 8 && binary.BigEndian.Uint64(k) > seq {
 		if pk, pv := c.Prev(); pk != nil {
 			k, v = pk, pv
 		} else {

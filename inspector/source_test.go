@@ -25,7 +25,6 @@ type memSource struct {
 	closed   bool
 
 	updates chan struct{} // live only: signals arrivals, closed at the end
-	ended   bool
 }
 
 func newMemSource(agent string) *memSource {

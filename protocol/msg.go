@@ -52,9 +52,6 @@ func (m *Msg) member(key string) []byte {
 // params returns the exact bytes of "params", nil when absent.
 func (m *Msg) params() []byte { return m.member("params") }
 
-// result returns the exact bytes of "result", nil when absent.
-func (m *Msg) result() []byte { return m.member("result") }
-
 // decode unmarshals raw JSON into v with numbers kept as json.Number. It
 // reports whether raw held a value that decoded.
 func decode(raw []byte, v any) bool {

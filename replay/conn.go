@@ -27,7 +27,6 @@ type peer struct {
 	tap     Tap
 	readErr error // set before in closes
 	live    []Message
-	seq     uint64
 }
 
 // newPeer starts the reader goroutine ("replay reader"): it reads lines

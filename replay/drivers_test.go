@@ -171,8 +171,9 @@ func TestReplayClientNoticesMutation(t *testing.T) {
 	}
 }
 
-// serveToDemoClient replays rec as the agent to an in-process demo client.
-func serveToDemoClient(t *testing.T, rec []Message, clientOpts demo.ClientOptions) (*AgentResult, demo.Summary, error, string) {
+// serveToDemoClient replays rec as the agent to an in-process demo client;
+// it returns the replay's result and log and the client's summary and error.
+func serveToDemoClient(t *testing.T, rec []Message, clientOpts demo.ClientOptions) (*AgentResult, demo.Summary, string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
@@ -198,13 +199,13 @@ func serveToDemoClient(t *testing.T, rec []Message, clientOpts demo.ClientOption
 	if o.err != nil {
 		t.Fatalf("replay as agent: %v\n%s", o.err, logBuf.String())
 	}
-	return o.res, sum, clientErr, logBuf.String()
+	return o.res, sum, logBuf.String(), clientErr
 }
 
 func TestReplayAsAgentServesDemoClient(t *testing.T) {
 	// Recorded with uuid session ids; the client must follow them.
 	rec := recordDemo(t, demo.AgentOptions{SessionScheme: demo.SchemeUUID}, demo.ClientOptions{Sessions: 2})
-	res, sum, err, log := serveToDemoClient(t, rec, demo.ClientOptions{Sessions: 2})
+	res, sum, log, err := serveToDemoClient(t, rec, demo.ClientOptions{Sessions: 2})
 	if err != nil {
 		t.Fatalf("demo client failed against the replay: %v\n%s", err, log)
 	}

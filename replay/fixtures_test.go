@@ -46,7 +46,7 @@ func loadFixture(t *testing.T, path string) []Message {
 // the diff.
 func TestReplayGooseAsAgentToDemoClient(t *testing.T) {
 	rec := loadFixture(t, gooseFixture)
-	res, sum, clientErr, log := serveToDemoClient(t, rec, demo.ClientOptions{Prompts: []string{"Hello there"}})
+	res, sum, log, clientErr := serveToDemoClient(t, rec, demo.ClientOptions{Prompts: []string{"Hello there"}})
 	if res.Served < 2 {
 		t.Errorf("served %d requests, want initialize and session/new at least\n%s", res.Served, log)
 	}

@@ -20,14 +20,6 @@ func paramsOf(body []byte) []byte {
 	return wire.Value(body, "params")
 }
 
-// resultOf returns the exact bytes of a response's result or error.
-func resultOf(body []byte) []byte {
-	if v := wire.Value(body, "result"); v != nil {
-		return v
-	}
-	return wire.Value(body, "error")
-}
-
 // diffParams compares a recorded message's params (rebound by mapOld) with
 // a live one's, skipping volatile paths.
 func diffParams(recorded, live []byte, mapOld func(string) string) []Change {

@@ -107,7 +107,7 @@ func followRecords(src capture.Source, format string, filter *capture.Filter, fr
 	// Rows arrive a few at a time, so columns are padded to fixed widths
 	// (a tabwriter would align each batch on its own).
 	tw := &fixedColumns{w: w, widths: tailWidths}
-	write := dumpFormats[format]
+	write := dumpFormats[format]()
 	if format == "table" {
 		fmt.Fprintln(tw, rowHeader)
 	}
