@@ -4,6 +4,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -251,7 +252,7 @@ func (b *builder) pair(r *Record, result []byte) {
 	r.Peer = req.Seq
 	r.Latency = time.Duration(r.Time - req.Time)
 	r.Method = req.Method
-	r.Session = wire.ResponseSession(req, result)
+	r.Session = protocol.ResponseSession(req.Method, req.SessionID, result)
 	g := b.group()
 	g.pairs = append(g.pairs, [2]uint64{req.Seq, r.Seq})
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -53,7 +54,7 @@ func (m *memSource) add(dir wire.Dir, t time.Time, line string, stderr bool) {
 	case wire.KindResponse, wire.KindError:
 		if req, ok := m.pairer.Response(dir, c.ID); ok {
 			r.Peer, r.Method, r.Latency = req.Seq, req.Method, time.Duration(r.Time-req.Time)
-			r.Session = wire.ResponseSession(req, c.Result)
+			r.Session = protocol.ResponseSession(req.Method, req.SessionID, c.Result)
 			m.recs[req.Seq-1].Peer = r.Seq
 		}
 	}

@@ -3,6 +3,7 @@ package replay
 import (
 	"time"
 
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -78,7 +79,7 @@ func Pair(msgs []Message) []Message {
 			m.Method = req.Method
 			m.Latency = time.Duration(m.Time - req.Time)
 			c := wire.Classify(m.Body)
-			m.Session = wire.ResponseSession(req, c.Result)
+			m.Session = protocol.ResponseSession(req.Method, req.SessionID, c.Result)
 		}
 	}
 	return msgs

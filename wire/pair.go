@@ -67,15 +67,3 @@ func (p *Pairer) Outstanding() []Pending {
 	}
 	return out
 }
-
-// ResponseSession attributes a response to a session: responses carry no
-// sessionId, so it comes from the request, or for session/new and
-// session/fork from result.sessionId, the only place that id appears.
-func ResponseSession(req Pending, result []byte) string {
-	if (req.Method == "session/new" || req.Method == "session/fork") && len(result) > 0 && result[0] == '{' {
-		if s := StringMember(result, "sessionId"); s != "" {
-			return s
-		}
-	}
-	return req.SessionID
-}

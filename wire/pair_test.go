@@ -43,20 +43,3 @@ func TestPairerDuplicate(t *testing.T) {
 		t.Fatalf("duplicate not reported: %v %v", displaced, dup)
 	}
 }
-
-func TestResponseSession(t *testing.T) {
-	tests := []struct {
-		method, session, result, want string
-	}{
-		{"session/new", "", `{"sessionId":"sess_1","modes":{}}`, "sess_1"},
-		{"session/fork", "old", `{"sessionId":"new"}`, "new"},
-		{"session/prompt", "s2", `{"stopReason":"end_turn"}`, "s2"},
-		{"session/new", "", `null`, ""},
-	}
-	for _, tt := range tests {
-		got := ResponseSession(Pending{Method: tt.method, SessionID: tt.session}, []byte(tt.result))
-		if got != tt.want {
-			t.Errorf("%s %s: got %q, want %q", tt.method, tt.result, got, tt.want)
-		}
-	}
-}
