@@ -83,15 +83,6 @@ type Loss struct {
 	LastError   string `json:"lastError,omitempty"`
 }
 
-// Finding is a lint result stored with a capture so viewers can mark rows.
-type Finding struct {
-	Rule     string   `json:"rule"`
-	Severity string   `json:"severity"` // "error", "warning", "info"
-	Message  string   `json:"message"`
-	Seqs     []uint64 `json:"seqs"`
-	Ref      string   `json:"ref,omitempty"`
-}
-
 // Stream names a byte stream the proxy taps.
 type Stream uint8
 

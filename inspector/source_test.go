@@ -21,7 +21,7 @@ type memSource struct {
 	mu       sync.RWMutex
 	meta     capture.Meta
 	recs     []capture.Record
-	findings []capture.Finding
+	findings []protocol.Finding
 	pairer   *wire.Pairer
 	closed   bool
 
@@ -116,7 +116,7 @@ func (m *memSource) Scan(from uint64, fn func(*capture.Record) bool) error {
 	return nil
 }
 
-func (m *memSource) Findings() ([]capture.Finding, error) {
+func (m *memSource) Findings() ([]protocol.Finding, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.findings, nil
@@ -178,7 +178,7 @@ func demoSource() *memSource {
 	m.add(a, step(), `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_0123456789","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"image","mimeType":"image/png","data":"`+strings.Repeat("QUJD", 600)+`"}}}}`, false)
 	t = t.Add(2 * time.Second)
 	m.add(a, step(), `{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}`, false)
-	m.findings = []capture.Finding{{Rule: "jsonrpc/not-json", Severity: "error", Message: "a line on stdout is not JSON-RPC", Seqs: []uint64{11}}}
+	m.findings = []protocol.Finding{{Rule: "jsonrpc/not-json", Severity: protocol.Error, Message: "a line on stdout is not JSON-RPC", Seqs: []uint64{11}}}
 	return m
 }
 

@@ -120,9 +120,10 @@ func (cv *captureView) loadFindings() {
 	}
 	rank := map[string]int{"info": 1, "warning": 2, "error": 3}
 	for _, f := range fs {
+		sev := f.Severity.String()
 		for _, seq := range f.Seqs {
-			if rank[f.Severity] > rank[cv.rows.findings[seq]] {
-				cv.rows.findings[seq] = f.Severity
+			if rank[sev] > rank[cv.rows.findings[seq]] {
+				cv.rows.findings[seq] = sev
 			}
 		}
 	}
