@@ -139,7 +139,7 @@ func loadLintMsgs(path string) (msgs []protocol.Msg, sessions map[uint64]string,
 	sessions = map[uint64]string{}
 	var bodyErr error
 	scanErr := src.Scan(1, func(rec *capture.Record) bool {
-		m := recordMsg(rec)
+		m := rec.Msg
 		if rec.Session != "" {
 			sessions[rec.Seq] = rec.Session
 		}
@@ -154,12 +154,6 @@ func loadLintMsgs(path string) (msgs []protocol.Msg, sessions map[uint64]string,
 		return nil, nil, false, live, err
 	}
 	return msgs, sessions, !live && !src.Meta().End.IsZero(), live, nil
-}
-
-// recordMsg converts a capture record to what protocol reads.
-func recordMsg(rec *capture.Record) protocol.Msg {
-	return protocol.Msg{Seq: rec.Seq, Time: rec.Time, Dir: rec.Dir, Kind: rec.Kind, Flags: rec.Flags, ID: rec.ID,
-		Method: rec.Method, Session: rec.Session, Parent: rec.Parent, Conn: rec.Conn, Body: rec.Body, HTTP: rec.HTTP}
 }
 
 // filterFindings keeps findings at or above min and, with a session,

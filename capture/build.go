@@ -191,8 +191,8 @@ func (b *builder) line(it *item, line []byte, flags wire.Flags) {
 	}
 	g.wireBytes += int64(len(line))
 	if it.stream == StreamStderr {
-		r := Record{Seq: b.next, Time: it.t, Dir: wire.DirAgent, Kind: wire.KindStderr,
-			Flags: flags | crlfFlag(line), Conn: it.conn, Size: int64(len(line))}
+		r := Record{Msg: protocol.Msg{Seq: b.next, Time: it.t, Dir: wire.DirAgent, Kind: wire.KindStderr,
+			Flags: flags | crlfFlag(line), Conn: it.conn}, Size: int64(len(line))}
 		b.add(&r, line)
 		return
 	}
@@ -218,8 +218,8 @@ func (b *builder) message(conn uint32, dir wire.Dir, t int64, body []byte, flags
 
 // fromMessage builds a record for the next seq and pairs it.
 func (b *builder) fromMessage(conn uint32, dir wire.Dir, t int64, m *wire.Message, body []byte) Record {
-	r := Record{Seq: b.next, Time: t, Dir: dir, Kind: m.Kind, Flags: m.Flags, Conn: conn,
-		Method: m.Method, Session: m.SessionID, ErrorCode: m.ErrorCode, Size: int64(len(body))}
+	r := Record{Msg: protocol.Msg{Seq: b.next, Time: t, Dir: dir, Kind: m.Kind, Flags: m.Flags, Conn: conn,
+		Method: m.Method, Session: m.SessionID}, ErrorCode: m.ErrorCode, Size: int64(len(body))}
 	if m.ID != nil {
 		r.ID = append([]byte(nil), m.ID...)
 	}

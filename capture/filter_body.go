@@ -90,7 +90,8 @@ func (n *fUpdateNode) match(c *filterEval) bool {
 	if c.r.Method != "session/update" || c.r.Kind != wire.KindNotification {
 		return false
 	}
-	m := protocol.Msg{Kind: c.r.Kind, Method: c.r.Method, Body: c.bytes()}
+	m := c.r.Msg
+	m.Body = c.bytes()
 	v, _ := protocol.UpdateOf(&m)
 	return v != "" && globMatch(n.pattern, v)
 }

@@ -40,7 +40,7 @@ func newMemSource(agent string) *memSource {
 func (m *memSource) add(dir wire.Dir, t time.Time, line string, stderr bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r := capture.Record{Seq: uint64(len(m.recs) + 1), Time: t.UnixNano(), Dir: dir, Size: int64(len(line)), Body: []byte(line)}
+	r := capture.Record{Msg: protocol.Msg{Seq: uint64(len(m.recs) + 1), Time: t.UnixNano(), Dir: dir, Body: []byte(line)}, Size: int64(len(line))}
 	if stderr {
 		r.Kind = wire.KindStderr
 		m.recs = append(m.recs, r)
