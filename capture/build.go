@@ -14,7 +14,7 @@ import (
 type builder struct {
 	w       *Writer
 	framers map[streamKey]*wire.Framer
-	pairers map[uint32]*wire.Pairer
+	pairers map[uint32]*wire.Pairer[pending]
 	waiting map[uint32]int // requests in each pairer not yet answered
 	next    uint64         // the next sequence number
 
@@ -71,7 +71,7 @@ func newBuilder(w *Writer) *builder {
 	return &builder{
 		w:       w,
 		framers: make(map[streamKey]*wire.Framer),
-		pairers: make(map[uint32]*wire.Pairer),
+		pairers: make(map[uint32]*wire.Pairer[pending]),
 		waiting: make(map[uint32]int),
 		next:    1,
 	}
@@ -227,6 +227,14 @@ func (b *builder) fromMessage(conn uint32, dir wire.Dir, t int64, m *wire.Messag
 	return r
 }
 
+// pending is what pairing keeps of a request until its response.
+type pending struct {
+	seq     uint64
+	time    int64
+	method  string
+	session string
+}
+
 // pair notes requests and links responses to them.
 func (b *builder) pair(r *Record, result []byte) {
 	if r.Kind != wire.KindRequest && r.Kind != wire.KindResponse && r.Kind != wire.KindError {
@@ -234,12 +242,12 @@ func (b *builder) pair(r *Record, result []byte) {
 	}
 	p := b.pairers[r.Conn]
 	if p == nil || b.waiting[r.Conn] >= maxWaiting {
-		p = wire.NewPairer() // a peer that never answers must not grow memory without end
+		p = wire.NewPairer[pending]() // a peer that never answers must not grow memory without end
 		b.pairers[r.Conn] = p
 		b.waiting[r.Conn] = 0
 	}
 	if r.Kind == wire.KindRequest {
-		if _, dup := p.Request(wire.Pending{Dir: r.Dir, ID: string(r.ID), Seq: r.Seq, Time: r.Time, Method: r.Method, SessionID: r.Session}); !dup {
+		if _, dup := p.Request(r.Dir, r.ID, pending{r.Seq, r.Time, r.Method, r.Session}); !dup {
 			b.waiting[r.Conn]++
 		}
 		return
@@ -249,12 +257,12 @@ func (b *builder) pair(r *Record, result []byte) {
 		return
 	}
 	b.waiting[r.Conn]--
-	r.Peer = req.Seq
-	r.Latency = time.Duration(r.Time - req.Time)
-	r.Method = req.Method
-	r.Session = protocol.ResponseSession(req.Method, req.SessionID, result)
+	r.Peer = req.seq
+	r.Latency = time.Duration(r.Time - req.time)
+	r.Method = req.method
+	r.Session = protocol.ResponseSession(req.method, req.session, result)
 	g := b.group()
-	g.pairs = append(g.pairs, [2]uint64{req.Seq, r.Seq})
+	g.pairs = append(g.pairs, [2]uint64{req.seq, r.Seq})
 }
 
 // add stores r (whose Seq is b.next) with body and returns its seq.

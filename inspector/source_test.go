@@ -22,7 +22,7 @@ type memSource struct {
 	meta     capture.Meta
 	recs     []capture.Record
 	findings []protocol.Finding
-	pairer   *wire.Pairer
+	pairer   *wire.Pairer[uint64] // the request's seq
 	closed   bool
 
 	updates chan struct{} // live only: signals arrivals, closed at the end
@@ -32,7 +32,7 @@ type memSource struct {
 func newMemSource(agent string) *memSource {
 	return &memSource{
 		meta:   capture.Meta{Agent: agent, Transport: "stdio", Start: time.Unix(1_780_000_000, 0)},
-		pairer: wire.NewPairer(),
+		pairer: wire.NewPairer[uint64](),
 	}
 }
 
@@ -50,12 +50,13 @@ func (m *memSource) add(dir wire.Dir, t time.Time, line string, stderr bool) {
 	r.Kind, r.Flags, r.ID, r.Method, r.Session, r.ErrorCode = c.Kind, c.Flags, c.ID, c.Method, c.SessionID, c.ErrorCode
 	switch c.Kind {
 	case wire.KindRequest:
-		m.pairer.Request(wire.Pending{Dir: dir, ID: string(c.ID), Seq: r.Seq, Time: r.Time, Method: c.Method, SessionID: c.SessionID})
+		m.pairer.Request(dir, c.ID, r.Seq)
 	case wire.KindResponse, wire.KindError:
-		if req, ok := m.pairer.Response(dir, c.ID); ok {
-			r.Peer, r.Method, r.Latency = req.Seq, req.Method, time.Duration(r.Time-req.Time)
-			r.Session = protocol.ResponseSession(req.Method, req.SessionID, c.Result)
-			m.recs[req.Seq-1].Peer = r.Seq
+		if seq, ok := m.pairer.Response(dir, c.ID); ok {
+			req := &m.recs[seq-1]
+			r.Peer, r.Method, r.Latency = seq, req.Method, time.Duration(r.Time-req.Time)
+			r.Session = protocol.ResponseSession(req.Method, req.Session, c.Result)
+			req.Peer = r.Seq
 		}
 	}
 	m.recs = append(m.recs, r)

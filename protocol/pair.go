@@ -13,7 +13,7 @@ import (
 // the session it belongs to (ResponseSession), in place.
 func Pair(msgs []Msg) []int {
 	peer := make([]int, len(msgs))
-	pairers := map[uint32]*wire.Pairer{}
+	pairers := pairs[int]{}
 	for i := range msgs {
 		peer[i] = -1
 		m := &msgs[i]
@@ -22,25 +22,48 @@ func Pair(msgs []Msg) []int {
 		default:
 			continue
 		}
-		p := pairers[m.Conn]
-		if p == nil {
-			p = wire.NewPairer()
-			pairers[m.Conn] = p
-		}
+		p := pairers.of(m.Conn)
 		if m.Kind == wire.KindRequest {
-			p.Request(wire.Pending{Dir: m.Dir, ID: string(m.ID), Seq: uint64(i)})
+			p.Request(m.Dir, m.ID, i)
 			continue
 		}
-		req, ok := p.Response(m.Dir, m.ID)
+		j, ok := p.Response(m.Dir, m.ID)
 		if !ok {
 			continue
 		}
-		j := int(req.Seq)
 		peer[i], peer[j] = j, i
 		m.Method = msgs[j].Method
 		m.Session = ResponseSession(msgs[j].Method, msgs[j].Session, resultMember(m))
 	}
 	return peer
+}
+
+// pairs holds a wire.Pairer per connection: JSON-RPC ids are unique per
+// connection and per direction (each side has its own id space).
+type pairs[T any] map[uint32]*wire.Pairer[T]
+
+// of returns the pairer of connection conn.
+func (p pairs[T]) of(conn uint32) *wire.Pairer[T] {
+	pr := p[conn]
+	if pr == nil {
+		pr = wire.NewPairer[T]()
+		p[conn] = pr
+	}
+	return pr
+}
+
+// pendingKey names a request where a map must remember it apart from
+// pairing (answered requests, permission requests): by connection,
+// direction and exact id.
+type pendingKey struct {
+	conn uint32
+	dir  wire.Dir
+	id   string
+}
+
+// key names the request sent in dir with id on u's connection.
+func (u *unit) key(dir wire.Dir, id []byte) pendingKey {
+	return pendingKey{u.Conn, dir, idKey(id)}
 }
 
 // resultMember returns the "result" of a response whose result can name a

@@ -60,26 +60,24 @@ func Split(seq uint64, t int64, dir wire.Dir, body []byte) []Message {
 // fills in the responses' Method, Session and Latency, and attributes a
 // session/new response to the session it created. It returns msgs.
 func Pair(msgs []Message) []Message {
-	p := wire.NewPairer()
-	index := map[uint64]int{}
+	p := wire.NewPairer[int]()
 	for i := range msgs {
 		m := &msgs[i]
 		m.Peer = -1
 		switch {
 		case m.Kind == wire.KindRequest:
-			p.Request(wire.Pending{Dir: m.Dir, ID: string(m.ID), Seq: uint64(i), Time: m.Time, Method: m.Method, SessionID: m.Session})
-			index[uint64(i)] = i
+			p.Request(m.Dir, m.ID, i)
 		case m.IsResponse():
-			req, ok := p.Response(m.Dir, m.ID)
+			j, ok := p.Response(m.Dir, m.ID)
 			if !ok {
 				continue
 			}
-			j := int(req.Seq)
-			m.Peer, msgs[j].Peer = j, i
+			req := &msgs[j]
+			m.Peer, req.Peer = j, i
 			m.Method = req.Method
 			m.Latency = time.Duration(m.Time - req.Time)
 			c := wire.Classify(m.Body)
-			m.Session = protocol.ResponseSession(req.Method, req.SessionID, c.Result)
+			m.Session = protocol.ResponseSession(req.Method, req.Session, c.Result)
 		}
 	}
 	return msgs

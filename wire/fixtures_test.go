@@ -57,7 +57,7 @@ var fixtureUnanswered = map[string][]string{
 func TestFixturesClassifyAndPair(t *testing.T) {
 	for name, exp := range loadFixtures(t) {
 		t.Run(name, func(t *testing.T) {
-			p := NewPairer()
+			p := NewPairer[string]() // the request's method
 			for i, m := range exp.Messages {
 				dir := DirClient
 				if m.Direction == "agent-to-editor" {
@@ -72,7 +72,7 @@ func TestFixturesClassifyAndPair(t *testing.T) {
 				}
 				switch msg.Kind {
 				case KindRequest:
-					p.Request(Pending{Dir: dir, ID: string(msg.ID), Seq: uint64(i + 1), Method: msg.Method, SessionID: msg.SessionID})
+					p.Request(dir, msg.ID, msg.Method)
 				case KindResponse, KindError:
 					if _, ok := p.Response(dir, msg.ID); !ok {
 						t.Fatalf("message %d: response id %s pairs with no request", i, msg.ID)
@@ -80,9 +80,7 @@ func TestFixturesClassifyAndPair(t *testing.T) {
 				}
 			}
 			var left []string
-			for _, req := range p.Outstanding() {
-				left = append(left, req.Method)
-			}
+			left = append(left, p.Outstanding()...)
 			if want := fixtureUnanswered[name]; !slices.Equal(left, want) {
 				t.Errorf("requests never answered: %q, want %q", left, want)
 			}
