@@ -126,6 +126,21 @@ func TestBinder(t *testing.T) {
 	}
 }
 
+// TestBinderOneOldIDTwoNew: when one recorded id meets two live ones at
+// different paths, the binding is the same on every run (the last path in
+// order wins), so a diff does not change from run to run.
+func TestBinderOneOldIDTwoNew(t *testing.T) {
+	recorded := []byte(`{"result":{"models":{"currentModelId":"m-old","availableModels":[{"modelId":"x"},{"modelId":"m-old"}]}}}`)
+	live := []byte(`{"result":{"models":{"currentModelId":"m-cur","availableModels":[{"modelId":"x"},{"modelId":"m-avail"}]}}}`)
+	for i := 0; i < 50; i++ {
+		b := NewBinder()
+		learned := b.Learn(recorded, live)
+		if got := b.Map("m-old"); got != "m-cur" || len(learned) != 2 || learned[0].New != "m-avail" {
+			t.Fatalf("run %d: m-old binds to %q, learned %+v; want m-cur, learned in path order", i, got, learned)
+		}
+	}
+}
+
 func TestFoldAndSummary(t *testing.T) {
 	msgs := demoConv("s1", "end_turn", "a", "b", "c")
 	items := Fold(msgs, false)
