@@ -2,7 +2,6 @@ package protocol
 
 import (
 	"bytes"
-	"encoding/json"
 
 	"github.com/acpscope/acpscope/wire"
 )
@@ -63,11 +62,8 @@ func LookupUpdate(name string) (Stability, bool) {
 // Seed 004's update.kind is not the discriminator and is not consulted.
 // body may be anything; UpdateOf reads a classified message faster.
 func UpdateKind(body []byte) string {
-	b := bytes.TrimSpace(body)
-	if len(b) == 0 || b[0] != '{' || !json.Valid(b) {
-		return ""
-	}
-	if upd := updateMember(b); upd != nil {
+	m := Msg{Body: body}
+	if upd := updateOf(m.params()); upd != nil {
 		return wire.StringMember(upd, "sessionUpdate")
 	}
 	return ""
@@ -85,7 +81,7 @@ func UpdateOf(m *Msg) (variant, text string) {
 	if len(b) == 0 || b[0] != '{' {
 		return "", ""
 	}
-	upd := updateMember(b)
+	upd := updateOf(wire.Value(b, "params"))
 	if upd == nil {
 		return "", ""
 	}
@@ -95,10 +91,9 @@ func UpdateOf(m *Msg) (variant, text string) {
 	return wire.StringMember(upd, "sessionUpdate"), text
 }
 
-// updateMember returns params.update of the valid JSON object obj when it
-// is an object, else nil.
-func updateMember(obj []byte) []byte {
-	params := wire.Value(obj, "params")
+// updateOf returns the "update" member of params when both are objects,
+// else nil.
+func updateOf(params []byte) []byte {
 	if len(params) == 0 || params[0] != '{' {
 		return nil
 	}
