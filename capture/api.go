@@ -40,6 +40,9 @@ type WriterOptions struct {
 
 	// maxFileSize makes writes fail past this size (tests of disk full).
 	maxFileSize int
+	// commitGate, when set, holds every commit until it can receive from
+	// it (tests of a stalled disk: close it to let the writer finish).
+	commitGate <-chan struct{}
 }
 
 // Stats are the writer's running counters.

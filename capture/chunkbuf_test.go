@@ -137,3 +137,34 @@ func firstDiff(a, b []byte) int {
 	}
 	return min(len(a), len(b))
 }
+
+// TestTakeFrameKeepsTheBody: a body handed over with TakeFrame is
+// recorded as it was, small or larger than a segment, and an empty one
+// is still a message.
+func TestTakeFrameKeepsTheBody(t *testing.T) {
+	path := tempCapture(t)
+	w, err := Create(path, WriterOptions{NoFeed: true, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bodies := [][]byte{
+		[]byte(`{"jsonrpc":"2.0","method":"x"}`),
+		append(append([]byte(`{"jsonrpc":"2.0","method":"big","params":"`), bytes.Repeat([]byte("b"), 300<<10)...), `"}`...),
+		nil,
+	}
+	for _, b := range bodies {
+		w.TakeFrame(1, wire.DirClient, 1, b, 0, &wire.Envelope{Method: "POST", Stream: wire.StreamPOST})
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs := readAll(t, openTest(t, path))
+	if len(recs) != len(bodies) {
+		t.Fatalf("%d records, want %d", len(recs), len(bodies))
+	}
+	for i, b := range bodies {
+		if !bytes.Equal(recs[i].Body, b) {
+			t.Errorf("record %d: %d bytes, want %d", i, len(recs[i].Body), len(b))
+		}
+	}
+}

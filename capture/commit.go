@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -106,6 +107,9 @@ func (w *Writer) commitLoop() {
 		if d := w.opts.CommitDelay; d > 0 {
 			time.Sleep(d)
 		}
+		if gate := w.opts.commitGate; gate != nil {
+			<-gate
+		}
 		w.checkLoss()
 		err := w.commit(g)
 		if err != nil {
@@ -116,8 +120,10 @@ func (w *Writer) commitLoop() {
 			w.lastError = err.Error()
 			w.metaDirty = true
 			w.metaMu.Unlock()
+			w.failing = true
 			w.checkLoss()
-		} else if g.records > 0 {
+		} else {
+			w.failing = false
 			w.committed.Add(uint64(g.records))
 		}
 		if w.feed != nil && err == nil {
@@ -145,10 +151,12 @@ func (w *Writer) recycle(g *group) {
 
 // checkLoss tells apart bursts of loss: any new loss since the last
 // check starts a burst (and one warning) unless one is already running.
+// Failing writes are one burst until a commit succeeds again: a removed
+// file fails every commit, and used to print a warning for each.
 func (w *Writer) checkLoss() {
 	events := w.tap.lossEvents.Load() + w.writeErrs.Load()
 	if events == w.seenLoss {
-		w.inBurst = false
+		w.inBurst = w.failing
 		return
 	}
 	w.seenLoss = events
@@ -158,8 +166,13 @@ func (w *Writer) checkLoss() {
 	w.inBurst = true
 	w.bursts.Add(1)
 	l := w.Meta().Loss
+	if errors.Is(w.failed, errFileGone) {
+		w.opts.Warn(fmt.Sprintf("capture lost %d messages (%d bytes) so far: %s was removed or replaced while recording; forwarding continues, nothing more will be recorded, and the loss is counted and summed up at the end",
+			l.Messages, l.Bytes, w.path))
+		return
+	}
 	if l.LastError != "" && l.WriteErrors > 0 {
-		w.opts.Warn(fmt.Sprintf("capture lost %d messages (%d bytes) so far: writing %s failed: %s; forwarding continues",
+		w.opts.Warn(fmt.Sprintf("capture lost %d messages (%d bytes) so far: writing %s failed: %s; forwarding continues, and further loss is counted and summed up at the end",
 			l.Messages, l.Bytes, w.path, l.LastError))
 		return
 	}

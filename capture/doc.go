@@ -2,7 +2,9 @@
 // proxy run), the batching Writer that the proxy's pumps hand frames to,
 // the Reader and its queries, the filter language shared by the inspector
 // and the CLI, the live feed a running proxy serves on a unix socket,
-// JSONL and bug-report export and import, and redaction.
+// Follow, which reads a capture on as its proxy writes it, JSONL and
+// bug-report export and import, redaction, and the retention policy gc
+// applies.
 //
 // A Record is a protocol.Msg, the message type every package shares, with
 // what the store learns beside it (pairing, latency, size, error code).
@@ -30,5 +32,6 @@
 // finish (or cuts them off after a grace period) before closing the file.
 //
 // A Reader is safe for concurrent use. Live owns one goroutine reading
-// its socket until the feed ends or Close.
+// its socket until the feed ends or Close. Follow runs on its caller's
+// goroutine and starts none of its own beyond the Live it dials.
 package capture

@@ -40,7 +40,7 @@ func TestSIGKILLDurability(t *testing.T) {
 		}
 	}()
 	var committed uint64
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(waitLimit)
 	for committed < 20000 {
 		select {
 		case n, ok := <-counts:
@@ -49,7 +49,7 @@ func TestSIGKILLDurability(t *testing.T) {
 			}
 			committed = n
 		case <-deadline:
-			t.Fatalf("child committed only %d records in 10 s", committed)
+			t.Fatalf("child committed only %d records in %v", committed, waitLimit)
 		}
 	}
 	cmd.Process.Signal(syscall.SIGKILL)

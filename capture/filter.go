@@ -1,7 +1,6 @@
 package capture
 
 import (
-	"bytes"
 	"strconv"
 	"strings"
 
@@ -26,12 +25,10 @@ type filterNode interface {
 // filterEval carries one record through a match and loads its body at most
 // once, and only when a term asks for it.
 type filterEval struct {
-	r       *Record
-	load    func() []byte
-	body    []byte
-	loaded  bool
-	lower   []byte
-	lowered bool
+	r      *Record
+	load   func() []byte
+	body   []byte
+	loaded bool
 }
 
 func (c *filterEval) bytes() []byte {
@@ -44,14 +41,6 @@ func (c *filterEval) bytes() []byte {
 		}
 	}
 	return c.body
-}
-
-func (c *filterEval) lowerBytes() []byte {
-	if !c.lowered {
-		c.lowered = true
-		c.lower = bytes.ToLower(c.bytes())
-	}
-	return c.lower
 }
 
 // Match reports whether r passes the filter. body returns the record's

@@ -22,16 +22,18 @@ func filterDuration(n int64) string { return time.Duration(n).String() }
 type fTextNode struct {
 	text  string
 	exact bool
+	fold  *foldSearch // the bare word's search
+}
+
+func newWordNode(word string) *fTextNode {
+	return &fTextNode{text: word, fold: newFoldSearch(word)}
 }
 
 func (n *fTextNode) match(c *filterEval) bool {
 	if n.exact {
 		return bytes.Contains(c.bytes(), []byte(n.text))
 	}
-	if isASCII(n.text) {
-		return containsFoldASCII(c.bytes(), n.text)
-	}
-	return bytes.Contains(c.lowerBytes(), bytes.ToLower([]byte(n.text)))
+	return n.fold.in(c.bytes())
 }
 
 func isASCII(s string) bool {
@@ -48,29 +50,6 @@ func lowerASCII(c byte) byte {
 		return c + 'a' - 'A'
 	}
 	return c
-}
-
-// containsFoldASCII reports whether hay holds needle, ignoring ASCII
-// case, without copying hay (a filter may search a million bodies).
-func containsFoldASCII(hay []byte, needle string) bool {
-	n := len(needle)
-	if n == 0 {
-		return true
-	}
-	first := lowerASCII(needle[0])
-	for i := 0; i+n <= len(hay); i++ {
-		if lowerASCII(hay[i]) != first {
-			continue
-		}
-		j := 1
-		for j < n && lowerASCII(hay[i+j]) == lowerASCII(needle[j]) {
-			j++
-		}
-		if j == n {
-			return true
-		}
-	}
-	return false
 }
 
 func (n *fTextNode) needsBody() bool { return true }

@@ -277,7 +277,7 @@ func parseFilterTerm(t filterToken) (filterNode, error) {
 		// `x:"…"` with a word that is no field: say so rather than guess.
 		return nil, &FilterError{Pos: t.pos, Msg: fmt.Sprintf("expected a field name before the quoted value, found %q", word)}
 	}
-	return &fTextNode{text: word}, nil
+	return newWordNode(word), nil
 }
 
 // isFilterPath accepts a JSON path of member names and array indexes joined by

@@ -25,7 +25,7 @@ func TestScanMatchesAgreesWithScan(t *testing.T) {
 		}
 		w.Chunk(0, StreamAgent, ts, []byte(line))
 		if i%500 == 0 {
-			time.Sleep(60 * time.Millisecond) // several commits, so several segments
+			waitCommitted(t, w, uint64(i+1)) // several commits, so several segments
 		}
 	}
 	if err := w.Close(); err != nil {

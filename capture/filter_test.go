@@ -34,6 +34,7 @@ func TestParseFilterCanonical(t *testing.T) {
 		{"size>10KB", "size>10000"},
 		{"size<=1.5KiB", "size<=1536"},
 		{"size>2mib", "size>2097152"},
+		{"size>2k", "size>2048"}, // a bare K is KiB, as gc --max-total reads it
 		{"latency>2s", "latency>2s"},
 		{"latency>1500", "latency>1.5s"},
 		{"latency<150ms", "latency<150ms"},

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/acpscope/acpscope/internal/human"
 )
 
 // This file parses the values of comparison terms: size>10KB,
@@ -77,31 +79,14 @@ func filterCompareOp(s string) (string, int) {
 	return "", 0
 }
 
-var filterSizeUnits = []struct {
-	suffix string
-	mult   int64
-}{
-	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30},
-	{"kb", 1000}, {"mb", 1000 * 1000}, {"gb", 1000 * 1000 * 1000},
-	{"k", 1000}, {"m", 1000 * 1000}, {"g", 1000 * 1000 * 1000},
-	{"b", 1},
-}
-
-// parseFilterSize reads a byte count with an optional unit: 512, 10KB, 1.5MiB.
+// parseFilterSize reads a byte count with an optional unit, as every
+// size acpscope takes: 512, 10KB, 1.5MiB, 2k (a bare K is KiB).
 func parseFilterSize(s string) (int64, error) {
-	lower := strings.ToLower(s)
-	mult := int64(1)
-	for _, u := range filterSizeUnits {
-		if strings.HasSuffix(lower, u.suffix) {
-			lower, mult = strings.TrimSuffix(lower, u.suffix), u.mult
-			break
-		}
-	}
-	f, err := strconv.ParseFloat(lower, 64)
-	if err != nil || f < 0 || f*float64(mult) > 1<<62 || lower == "" || f != f {
+	n, err := human.ParseSize(s)
+	if err != nil {
 		return 0, fmt.Errorf("expected a size such as 512, 10KB, 2MiB; found %q", s)
 	}
-	return int64(f * float64(mult)), nil
+	return n, nil
 }
 
 // parseFilterLatency reads a Go duration (2s, 150ms, 1m30s) or a bare number of

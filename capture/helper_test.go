@@ -4,9 +4,15 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
+
+// waitLimit bounds every wait for something to happen: generous, since
+// the machines the tests run on are shared and busy; a passing wait
+// returns as soon as its condition holds.
+const waitLimit = 2 * time.Minute
 
 // tempCapture returns a fresh capture path in a test's temp dir and
 // registers a cleanup that runs bbolt's consistency check on the file,

@@ -85,18 +85,21 @@ func (tp *tap) reserve(n int) bool {
 	return true
 }
 
-// offer enqueues it without blocking, with a copy of src as its data.
-// The copy is made only once the queue has room: under overload the
-// forwarding path pays nothing for a chunk that is dropped anyway.
+// offer enqueues it without blocking, with a copy of src as its data
+// (src itself when TakeFrame set it). The copy is made only once the
+// queue has room: under overload the forwarding path pays nothing for a
+// chunk that is dropped anyway.
 func (tp *tap) offer(it item, src []byte) bool {
 	tp.offering.Add(1)
 	defer tp.offering.Add(-1)
 	if tp.closed.Load() || !tp.reserve(len(src)) {
 		return false
 	}
-	if it.kind == itemChunk {
+	switch {
+	case it.data != nil: // handed over by TakeFrame: kept, not copied
+	case it.kind == itemChunk:
 		it.data = tp.buffers.copyOf(src) // the framer gives it back
-	} else {
+	default:
 		it.data = append(make([]byte, 0, len(src)), src...) // never nil: an empty Frame is a message
 	}
 	select {
@@ -169,8 +172,21 @@ func (w *Writer) EndStream(conn uint32, s Stream, t int64) {
 // a WebSocket message) with its envelope. It copies b and never blocks;
 // env is kept as is, so the caller must not change it afterwards.
 func (w *Writer) Frame(conn uint32, dir wire.Dir, t int64, b []byte, flags wire.Flags, env *wire.Envelope) {
+	w.frame(item{kind: itemFrame, dir: dir, conn: conn, t: t, flags: flags, env: env}, b)
+}
+
+// TakeFrame is Frame for a body the caller hands over: the Writer keeps b
+// rather than copying it, so the caller must never change b afterwards.
+// It spares a second copy of a message of hundreds of megabytes.
+func (w *Writer) TakeFrame(conn uint32, dir wire.Dir, t int64, b []byte, flags wire.Flags, env *wire.Envelope) {
+	if b == nil {
+		b = []byte{} // an empty Frame is a message
+	}
+	w.frame(item{kind: itemFrame, dir: dir, conn: conn, t: t, flags: flags, env: env, data: b}, b)
+}
+
+func (w *Writer) frame(it item, b []byte) {
 	tp := &w.tap
-	it := item{kind: itemFrame, dir: dir, conn: conn, t: t, flags: flags, env: env}
 	if !tp.offer(it, b) {
 		tp.lostBytes.Add(int64(len(b)))
 		tp.lostMsgs.Add(1)

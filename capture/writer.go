@@ -48,6 +48,7 @@ type Writer struct {
 	failed    error // the file is gone: stop writing, count losses
 	seenLoss  int64
 	inBurst   bool
+	failing   bool // the last commit failed: its loss goes on in one burst
 	lossSaved Loss
 
 	feed *feedServer
@@ -243,11 +244,26 @@ func (w *Writer) Close() error {
 		}
 		w.trim(used)
 		if l := w.Meta().Loss; l.Messages > 0 || l.WriteErrors > 0 {
-			w.opts.Warn(fmt.Sprintf("capture %s lost %d messages (%d bytes) in %d bursts, %d write errors; everything was forwarded",
-				w.path, l.Messages, l.Bytes, l.Bursts, l.WriteErrors))
+			w.opts.Warn(lossSummary(w.path, l))
 		}
 	})
 	return w.closeErr
+}
+
+// lossSummary is the line Close says when anything was lost.
+func lossSummary(path string, l Loss) string {
+	s := fmt.Sprintf("capture %s lost %d messages (%d bytes) in %s", path, l.Messages, l.Bytes, plural(l.Bursts, "burst"))
+	if l.WriteErrors > 0 {
+		s += fmt.Sprintf(", %s (the last: %s)", plural(l.WriteErrors, "failed write"), l.LastError)
+	}
+	return s + "; everything was forwarded"
+}
+
+func plural(n int64, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %ss", n, one)
 }
 
 // trim cuts the finished file to the pages bbolt uses: it grows files in

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/human"
 	"github.com/gdamore/tcell/v2"
 )
 
@@ -131,7 +132,7 @@ func BenchmarkMillion(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("generated %d messages, %s, in %s", n, humanSize(fi.Size()), time.Since(start).Round(time.Millisecond))
+	b.Logf("generated %d messages, %s, in %s", n, human.Size(fi.Size()), time.Since(start).Round(time.Millisecond))
 	runtime.GC()
 
 	var first, jump, filter, textFilter, statsTime time.Duration

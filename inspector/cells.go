@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/acpscope/acpscope/internal/human"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
@@ -28,9 +29,9 @@ var columns = []column{
 	{name: "kind", title: "kind", max: 6},
 	{name: "id", title: "id", max: 6},
 	{name: "method", title: "method", expand: 1, max: 40},
-	{name: "session", title: "session", max: 8},
-	{name: "size", title: "size", max: 7, right: true},
-	{name: "latency", title: "latency", max: 8, right: true},
+	{name: "session", title: "session", max: 12},
+	{name: "size", title: "size", max: 10, right: true},
+	{name: "latency", title: "latency", max: 9, right: true},
 }
 
 // Colours of the table and detail pane.
@@ -83,7 +84,7 @@ func (m *rowModel) cell(c column, ri, prev *rowInfo) *tview.TableCell {
 		text = fmt.Sprint(r.Seq)
 	case "time":
 		if prev != nil {
-			text = "+" + shortDuration(time.Duration(r.Time-prev.rec.Time))
+			text = "+" + human.Duration(time.Duration(r.Time-prev.rec.Time))
 		} else {
 			text = r.When().Format("15:04:05.000")
 		}
@@ -102,12 +103,12 @@ func (m *rowModel) cell(c column, ri, prev *rowInfo) *tview.TableCell {
 	case "method":
 		text = methodText(ri)
 	case "session":
-		text = shortSession(r.Session)
+		text = human.ShortID(r.Session)
 	case "size":
-		text = humanBytes(r.Size)
+		text = human.Size(r.Size)
 	case "latency":
 		if r.Latency > 0 && (r.Kind == wire.KindResponse || r.Kind == wire.KindError) {
-			text = shortDuration(r.Latency)
+			text = human.Duration(r.Latency)
 		}
 	}
 	cell := tview.NewTableCell(tview.Escape(text)).SetTextColor(color).SetMaxWidth(c.max)
@@ -197,57 +198,6 @@ func methodText(ri *rowInfo) string {
 		return r.Method
 	}
 	return r.Method
-}
-
-// shortSession keeps the distinctive end of a sessionId: many agents use
-// a common prefix (dates, "sess_") and a unique tail.
-func shortSession(s string) string {
-	if len(s) <= 8 {
-		return s
-	}
-	return "…" + s[len(s)-7:]
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprintf("%d", n)
-	case n < 1000*1000:
-		return fmt.Sprintf("%.1fk", float64(n)/1000)
-	case n < 1000*1000*1000:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	}
-	return fmt.Sprintf("%.1fG", float64(n)/1e9)
-}
-
-// humanSize is humanBytes with units spelled for prose (2.3 MB).
-func humanSize(n int64) string {
-	s := humanBytes(n)
-	switch s[len(s)-1] {
-	case 'k':
-		return s[:len(s)-1] + " kB"
-	case 'M':
-		return s[:len(s)-1] + " MB"
-	case 'G':
-		return s[:len(s)-1] + " GB"
-	}
-	return s + " B"
-}
-
-func shortDuration(d time.Duration) string {
-	switch {
-	case d < 0:
-		return "-" + shortDuration(-d)
-	case d < time.Millisecond:
-		return fmt.Sprintf("%dµs", d.Microseconds())
-	case d < time.Second:
-		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
-	case d < time.Minute:
-		return fmt.Sprintf("%.2fs", d.Seconds())
-	case d < time.Hour:
-		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-	}
-	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 }
 
 // printable shows bytes on one line: control characters and invalid

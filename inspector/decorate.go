@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/human"
 	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
@@ -50,7 +51,7 @@ func quickDecoration(r *capture.Record) (d decoration, want *decoWant) {
 		// Not worth reading a huge body for one cell; the detail pane
 		// reads it when asked.
 		if preview {
-			d.preview = fmt.Sprintf("(%s line)", humanSize(r.Size))
+			d.preview = fmt.Sprintf("(%s line)", human.Size(r.Size))
 		}
 		return d, nil
 	}

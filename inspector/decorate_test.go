@@ -36,12 +36,12 @@ func TestRowsDecoratedOffTheUIGoroutine(t *testing.T) {
 	src := &gatedSource{memSource: demoSource(), gate: make(chan struct{})}
 	h := startUI(t, Options{source: src})
 	t.Cleanup(src.open) // runs before the harness stops the UI
-	h.waitFor("initialize", "session/update", "fs/read_text_file [-32002]")
-	if s := h.text(); strings.Contains(s, "update:agent_message_chunk") || strings.Contains(s, "agent log: opening README") {
+	h.waitFor("initialize", "session/update", "fs/read_text_file")
+	if s := h.text(); strings.Contains(s, "update:agent_message") || strings.Contains(s, "agent log: opening") {
 		t.Fatalf("rows were decorated although no body could be read:\n%s", s)
 	}
 	src.open()
-	h.waitFor("update:agent_message_chunk", "agent log: opening README")
+	h.waitFor("update:agent_message", "agent log: opening")
 }
 
 func TestQuickDecoration(t *testing.T) {
@@ -58,7 +58,7 @@ func TestQuickDecoration(t *testing.T) {
 		{"a request needs nothing", rec(wire.KindRequest, "session/prompt", 10, nil), "", false, false},
 		{"an update reads its variant", rec(wire.KindNotification, "session/update", 10, nil), "", true, true},
 		{"stderr reads its start", rec(wire.KindStderr, "", 10, nil), "", false, true},
-		{"a huge line is only sized", rec(wire.KindNonProtocol, "", decorateMax+1, nil), "(1.0 MB line)", false, false},
+		{"a huge line is only sized", rec(wire.KindNonProtocol, "", decorateMax+1, nil), "(1.0 MiB line)", false, false},
 		{"a huge update is left plain", rec(wire.KindNotification, "session/update", decorateMax+1, nil), "", false, false},
 		{"an HTTP exchange", rec(wire.KindNonProtocol, "", 0, &wire.Envelope{Method: "POST", Path: "/acp", Status: 202, Stream: wire.StreamHTTPControl}), "POST /acp 202 Accepted", false, false},
 	}

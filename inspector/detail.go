@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/human"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/rivo/tview"
 )
@@ -45,7 +46,7 @@ func (cv *captureView) showDetail() {
 		cv.detail.SetText(render()).ScrollToBeginning()
 		return
 	}
-	cv.detail.SetText(fmt.Sprintf("[gray]reading %s…[-]", humanSize(r.Size))).ScrollToBeginning()
+	cv.detail.SetText(fmt.Sprintf("[gray]reading %s…[-]", human.Size(r.Size))).ScrollToBeginning()
 	raw, expand, findings := cv.raw, cv.expand, cv.findingText(r.Seq)
 	cv.detailJb = cv.a.start(func(j *job) { // detail renderer
 		text := renderDetail(cv.src, &r, raw, expand, findings)
@@ -133,9 +134,9 @@ func writeMeta(b *strings.Builder, src capture.Source, r *capture.Record) {
 	when := r.When()
 	fmt.Fprintf(b, "[gray]time[-] %s", when.Format("2006-01-02 15:04:05.000000"))
 	if !start.IsZero() {
-		fmt.Fprintf(b, " (+%s)", shortDuration(when.Sub(start)))
+		fmt.Fprintf(b, " (+%s)", human.Duration(when.Sub(start)))
 	}
-	fmt.Fprintf(b, "  [gray]size[-] %s", humanSize(r.Size))
+	fmt.Fprintf(b, "  [gray]size[-] %s", human.Size(r.Size))
 	transport := src.Meta().Transport
 	if transport == "" {
 		transport = "stdio"
@@ -154,7 +155,7 @@ func writeMeta(b *strings.Builder, src capture.Source, r *capture.Record) {
 	if r.Peer != 0 {
 		fmt.Fprintf(b, "[gray]pair[-] #%d", r.Peer)
 		if r.Latency > 0 {
-			fmt.Fprintf(b, "  latency [::b]%s[::-]", shortDuration(r.Latency))
+			fmt.Fprintf(b, "  latency [::b]%s[::-]", human.Duration(r.Latency))
 		}
 		b.WriteString("  (p jumps)\n")
 	}
@@ -165,6 +166,9 @@ func writeMeta(b *strings.Builder, src capture.Source, r *capture.Record) {
 
 func writeEnvelope(b *strings.Builder, h *wire.Envelope) {
 	fmt.Fprintf(b, "[gray]http[-] %s %s", h.Method, tview.Escape(h.Path))
+	if h.Proto != "" {
+		fmt.Fprintf(b, " %s", tview.Escape(h.Proto))
+	}
 	if h.Status != 0 {
 		fmt.Fprintf(b, " → %d", h.Status)
 	}
@@ -206,7 +210,7 @@ func writeBody(b *strings.Builder, body []byte, kind wire.Kind, raw, expand bool
 // rawText shows the exact wire bytes with escapes visible.
 func rawText(body []byte, expand bool) string {
 	if !expand && len(body) > rawFoldBytes {
-		note := fmt.Sprintf("[gray]… folded after %s of %s; press x to expand[-]\n", humanSize(rawFoldBytes), humanSize(int64(len(body))))
+		note := fmt.Sprintf("[gray]… folded after %s of %s; press x to expand[-]\n", human.Size(rawFoldBytes), human.Size(int64(len(body))))
 		return note + tview.Escape(printable(body[:rawFoldBytes])) + "\n" + note
 	}
 	return tview.Escape(printable(body))
@@ -225,9 +229,9 @@ func writePeer(b *strings.Builder, src capture.Source, r *capture.Record) {
 	if peer.Kind == wire.KindRequest {
 		what = "request"
 	}
-	fmt.Fprintf(b, "\n[::b]── paired %s #%d, latency %s ──[::-]\n", what, peer.Seq, shortDuration(lat))
+	fmt.Fprintf(b, "\n[::b]── paired %s #%d, latency %s ──[::-]\n", what, peer.Seq, human.Duration(lat))
 	if peer.Size > peerMaxBytes {
-		fmt.Fprintf(b, "[gray](%s; p jumps to it)[-]\n", humanSize(peer.Size))
+		fmt.Fprintf(b, "[gray](%s; p jumps to it)[-]\n", human.Size(peer.Size))
 		return
 	}
 	body, err := src.Body(peer.Seq)

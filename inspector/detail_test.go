@@ -18,7 +18,7 @@ func TestPairingJump(t *testing.T) {
 	h.typeKeys("jjjj") // #5, the session/prompt request
 	h.waitFor("#5 pretty", "paired response #13")
 	h.typeKeys("p")
-	h.waitFor("#13 pretty", "#5 → response #13, latency 2.20s")
+	h.waitFor("#13 pretty", "#5 → response #13, latency 2.2s")
 	h.typeKeys("p")
 	h.waitFor("#5 pretty", "#13 → request #5")
 	h.typeKeys("g")
@@ -38,7 +38,7 @@ func TestDetailFoldsBlobsAndShowsRaw(t *testing.T) {
 	h.resize(100, 60)
 	h.typeKeys("G")
 	h.typeKeys("k") // #12 carries an image
-	h.waitFor("#12 pretty", "<image/png 1.8 kB>")
+	h.waitFor("#12 pretty", "<image/png 1.8 KiB>")
 	if strings.Contains(h.text(), "QUJDQUJD") {
 		t.Fatal("the base64 blob is shown before it is expanded")
 	}
@@ -84,7 +84,7 @@ func TestCopyAndSave(t *testing.T) {
 
 func TestDetailShowsFindingsAndEnvelope(t *testing.T) {
 	src := demoSource()
-	env := &wire.Envelope{Method: "POST", Path: "/acp", Status: 202, Stream: wire.StreamPOST,
+	env := &wire.Envelope{Method: "POST", Path: "/acp", Proto: "HTTP/2.0", Status: 202, Stream: wire.StreamPOST,
 		ConnectionID: "conn-1", SessionID: "sess_0123456789", Headers: map[string]string{"Authorization": "<redacted>"}}
 	src.recs[4].HTTP = env
 	h := startUI(t, Options{source: src})
@@ -99,7 +99,7 @@ func TestDetailShowsFindingsAndEnvelope(t *testing.T) {
 	h.waitFor("#11 pretty", "error jsonrpc/not-json: a line on stdout is not JSON-RPC", "this is not json")
 	h.typeKeys("g")
 	h.typeKeys("jjjj") // #5 travelled over HTTP
-	h.waitFor("#5 pretty", "http POST /acp → 202  stream post  Acp-Connection-Id conn-1", "Authorization: <redacted>")
+	h.waitFor("#5 pretty", "http POST /acp HTTP/2.0 → 202  stream post  Acp-Connection-Id conn-1", "Authorization: <redacted>")
 }
 
 func TestZoomDetail(t *testing.T) {
@@ -127,9 +127,9 @@ func TestHugeMessages(t *testing.T) {
 	h.resize(100, 60)
 	h.waitFor("#1 pretty")
 	h.typeKeys("G")
-	h.waitFor("#15 pretty", "(5.2 MB line)", "… folded after 65.5 kB of 5.2 MB")
+	h.waitFor("#15 pretty", "(5.0 MiB line)", "… folded after 64.0 KiB of 5.0 MiB")
 	h.typeKeys("k")
-	h.waitFor("#14 pretty", "<image/png 15.7 MB>")
+	h.waitFor("#14 pretty", "<image/png 15.0 MiB>")
 	// The table still answers while such messages are shown.
 	h.typeKeys("k")
 	h.waitFor("#13 pretty")

@@ -48,6 +48,7 @@ func TestFilterBarShowsErrorPosition(t *testing.T) {
 
 func TestFilterApplies(t *testing.T) {
 	h := startUI(t, Options{source: demoSource()})
+	h.resize(100, 24) // room for whole method names beside the 12-wide session ids
 	h.waitFor("#1 pretty")
 	h.typeKeys("f")
 	for _, r := range "method:session/prompt or error" {

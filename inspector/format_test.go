@@ -3,7 +3,6 @@ package inspector
 import (
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestPrintable(t *testing.T) {
@@ -20,28 +19,6 @@ func TestPrintable(t *testing.T) {
 	for _, tt := range tests {
 		if got := printable([]byte(tt.in)); got != tt.want {
 			t.Errorf("printable(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
-func TestHumanUnits(t *testing.T) {
-	sizes := []struct {
-		n    int64
-		want string
-	}{{0, "0 B"}, {999, "999 B"}, {1000, "1.0 kB"}, {2_300_000, "2.3 MB"}, {5_000_000_000, "5.0 GB"}}
-	for _, s := range sizes {
-		if got := humanSize(s.n); got != s.want {
-			t.Errorf("humanSize(%d) = %q, want %q", s.n, got, s.want)
-		}
-	}
-	durs := []struct {
-		d    time.Duration
-		want string
-	}{{500 * time.Microsecond, "500µs"}, {25 * time.Millisecond, "25.0ms"}, {2200 * time.Millisecond, "2.20s"},
-		{90 * time.Second, "1m30s"}, {2 * time.Hour, "2h00m"}, {-time.Second, "-1.00s"}}
-	for _, d := range durs {
-		if got := shortDuration(d.d); got != d.want {
-			t.Errorf("shortDuration(%v) = %q, want %q", d.d, got, d.want)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/acpscope/acpscope/internal/human"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/rivo/tview"
 )
@@ -35,7 +36,7 @@ func prettyJSON(doc []byte, expand bool) string {
 	p.value(doc, 0)
 	if p.folded {
 		// Said at both ends: the top is what is seen first.
-		note := fmt.Sprintf("[gray]… folded after %d lines (%s in all); press x to expand[-]", p.maxLines, humanSize(int64(len(doc))))
+		note := fmt.Sprintf("[gray]… folded after %d lines (%s in all); press x to expand[-]", p.maxLines, human.Size(int64(len(doc))))
 		return note + "\n" + p.b.String() + "\n" + note
 	}
 	return p.b.String()
@@ -96,7 +97,7 @@ func (p *printer) object(obj []byte, indent int) {
 		p.b.WriteString("[aqua]" + tview.Escape(string(m.key)) + "[-]: ")
 		key := wire.Unquote(m.key)
 		if blob != "" && (key == "data" || key == "blob") && m.value[0] == '"' && len(m.value) > blobMinLength {
-			p.b.WriteString("[orange]<" + tview.Escape(blob) + " " + humanSize(int64(len(m.value)-2)*3/4) + ">[-]")
+			p.b.WriteString("[orange]<" + tview.Escape(blob) + " " + human.Size(int64(len(m.value)-2)*3/4) + ">[-]")
 		} else {
 			p.value(m.value, indent+1)
 		}

@@ -32,12 +32,12 @@ func TestNoGoroutineLeak(t *testing.T) {
 	h.key(tcell.KeyEnter)
 	h.stop()
 
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(waitLimit)
 	for runtime.NumGoroutine() > before {
 		if time.Now().After(deadline) {
 			buf := make([]byte, 1<<20)
 			n := runtime.Stack(buf, true)
-			t.Fatalf("%d goroutines before, %d after Run returned:\n%s", before, runtime.NumGoroutine(), buf[:n])
+			t.Fatalf("%d goroutines before, %d still %v after Run returned:\n%s", before, runtime.NumGoroutine(), waitLimit, buf[:n])
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

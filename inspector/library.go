@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/human"
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
 )
@@ -142,12 +143,12 @@ func captureLine(in *capture.Info) string {
 	dur := "-"
 	switch {
 	case !m.End.IsZero():
-		dur = shortDuration(m.End.Sub(m.Start))
+		dur = human.Duration(m.End.Sub(m.Start))
 	case in.Live:
-		dur = shortDuration(time.Since(m.Start)) + "…"
+		dur = human.Duration(time.Since(m.Start)) + "…"
 	}
-	s := fmt.Sprintf("%s  [::b]%-12s[::-] %8s %7d msgs %8s  %s",
-		m.Start.Local().Format("2006-01-02 15:04:05"), tview.Escape(agent), dur, in.Messages, humanSize(in.Size), liveMarker(in.Live, m))
+	s := fmt.Sprintf("%s  [::b]%-12s[::-] %8s %7d msgs %10s  %s",
+		m.Start.Local().Format("2006-01-02 15:04:05"), tview.Escape(agent), dur, in.Messages, human.Size(in.Size), liveMarker(in.Live, m))
 	if in.Findings > 0 {
 		s += fmt.Sprintf("  [yellow]lint %d[-]", in.Findings)
 	}
@@ -372,7 +373,7 @@ func (l *library) askDelete() {
 	}
 	path := ref.info.Path
 	modal := tview.NewModal().
-		SetText(fmt.Sprintf("Delete %s (%s)? This cannot be undone.", filepath.Base(path), humanSize(ref.info.Size))).
+		SetText(fmt.Sprintf("Delete %s (%s)? This cannot be undone.", filepath.Base(path), human.Size(ref.info.Size))).
 		AddButtons([]string{"Cancel", "Delete"}).
 		SetDoneFunc(func(_ int, label string) {
 			l.a.pages.RemovePage(pageModal)

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/acpscope/acpscope/internal/human"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gdamore/tcell/v2"
 )
@@ -186,7 +187,7 @@ func (cv *captureView) jumpPeer() {
 	if r.Kind == wire.KindResponse || r.Kind == wire.KindError {
 		what = "request"
 	}
-	cv.message = fmt.Sprintf("#%d → %s #%d, latency %s", r.Seq, what, r.Peer, shortDuration(lat))
+	cv.message = fmt.Sprintf("#%d → %s #%d, latency %s", r.Seq, what, r.Peer, human.Duration(lat))
 }
 
 func (cv *captureView) toggleMark() {

@@ -138,8 +138,8 @@ func TestFollowRealProxy(t *testing.T) {
 			if err != nil {
 				t.Fatalf("demo client: %v", err)
 			}
-		case <-time.After(30 * time.Second):
-			t.Fatal("the demo conversation did not finish")
+		case <-time.After(waitLimit):
+			t.Fatalf("the demo conversation did not finish within %v", waitLimit)
 		}
 	}
 	if err := cmd.Wait(); err != nil {

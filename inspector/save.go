@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/acpscope/acpscope/internal/human"
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
 )
@@ -66,7 +67,7 @@ func (cv *captureView) copySelected() {
 		return
 	}
 	cv.a.screen.SetClipboard(body)
-	cv.message = fmt.Sprintf("copied #%d (%s) to the clipboard with OSC 52; some terminals need it enabled", seq, humanSize(int64(len(body))))
+	cv.message = fmt.Sprintf("copied #%d (%s) to the clipboard with OSC 52; some terminals need it enabled", seq, human.Size(int64(len(body))))
 }
 
 // centered places p in the middle of the screen at the given size.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/human"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
@@ -123,7 +124,7 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 func (s *stats) render(width int) string {
 	var b strings.Builder
 	span := time.Duration(s.last - s.first)
-	fmt.Fprintf(&b, "[::b]%d messages[::-], %s, over %s", s.total, humanSize(s.bytes), shortDuration(span))
+	fmt.Fprintf(&b, "[::b]%d messages[::-], %s, over %s", s.total, human.Size(s.bytes), human.Duration(span))
 	if span > 0 {
 		fmt.Fprintf(&b, " (%.1f msg/s)", float64(s.total)/span.Seconds())
 	}
@@ -146,7 +147,7 @@ func (s *stats) render(width int) string {
 		}
 		return ms[i].method < ms[j].method
 	})
-	fmt.Fprintf(&b, "[yellow]%-24s %6s %6s %6s %7s %7s %7s %7s %7s[-]\n", "method", "calls", "msgs", "errors", "p50", "p95", "p99", "max", "bytes")
+	fmt.Fprintf(&b, "[yellow]%-24s %6s %6s %6s %7s %7s %7s %7s %10s[-]\n", "method", "calls", "msgs", "errors", "p50", "p95", "p99", "max", "bytes")
 	for _, m := range ms {
 		name := m.method
 		if len(name) > 24 {
@@ -160,14 +161,14 @@ func (s *stats) render(width int) string {
 			if len(m.latencies) == 0 {
 				return "-"
 			}
-			return shortDuration(percentile(m.latencies, p))
+			return human.Duration(percentile(m.latencies, p))
 		}
 		calls := "-"
 		if m.calls > 0 {
 			calls = strconv.Itoa(m.calls)
 		}
-		fmt.Fprintf(&b, "%-24s %6s %6d %s %7s %7s %7s %7s %7s\n", tview.Escape(name), calls, m.count, errs,
-			lat(0.50), lat(0.95), lat(0.99), lat(1), humanBytes(m.bytes))
+		fmt.Fprintf(&b, "%-24s %6s %6d %s %7s %7s %7s %7s %10s\n", tview.Escape(name), calls, m.count, errs,
+			lat(0.50), lat(0.95), lat(0.99), lat(1), human.Size(m.bytes))
 	}
 	b.WriteString("\n[yellow]latency histogram[-] (responses)\n")
 	b.WriteString(latencyHistogram(s.latencies, width))
@@ -232,7 +233,7 @@ func rateSparkline(times []int64, first, last int64, step, bins int) string {
 		b.WriteRune(sparks[c*(len(sparks)-1)/max(peak, 1)])
 	}
 	binDur := time.Duration(span / int64(bins))
-	fmt.Fprintf(&b, "\n  [gray]each bar %s, peak %d msgs (%.1f msg/s)[-]\n", shortDuration(binDur), peak, float64(peak)/max(binDur.Seconds(), 1e-9))
+	fmt.Fprintf(&b, "\n  [gray]each bar %s, peak %d msgs (%.1f msg/s)[-]\n", human.Duration(binDur), peak, float64(peak)/max(binDur.Seconds(), 1e-9))
 	return b.String()
 }
 

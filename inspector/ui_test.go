@@ -12,6 +12,7 @@ import (
 
 func TestNavigation(t *testing.T) {
 	h := startUI(t, Options{source: demoSource()})
+	h.resize(100, 24) // room for whole method names beside the 12-wide session ids
 	h.waitFor("initialize", "#1 pretty", "demo-agent", "13 msgs")
 	h.typeKeys("jj")
 	h.waitFor("#3 pretty", `#3 → client  request  id 1  session/new`)
@@ -32,7 +33,7 @@ func TestNavigation(t *testing.T) {
 	h.waitFor("update:agent_message_chunk", "agent log: opening README", "fs/read_text_file [-32002]")
 	// Δ time mode.
 	h.typeKeys("t")
-	h.waitFor("+25.0ms", "Δt")
+	h.waitFor("+25ms", "Δt")
 	h.typeKeys("t")
 	h.waitUntil("absolute times", func(s string) bool {
 		row := h.lines()[h.lineWith("resp   0  initialize")]

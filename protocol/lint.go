@@ -83,6 +83,9 @@ type linter struct {
 	acp   acpState
 	batch batchState
 	http  *httpState
+	// oldHTTP is set once http/http2 has been reported for this
+	// connection: one finding says it, not one per exchange.
+	oldHTTP bool
 }
 
 func newLinter(opts LintOptions, http *httpState) *linter {

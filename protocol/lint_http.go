@@ -28,7 +28,12 @@ type postRec struct {
 
 func (l *linter) httpUnit(u unit) {
 	env := u.HTTP
+	l.httpVersion(u)
 	switch {
+	case refusedAtDoor(env) && env.Method != "POST":
+		// Refused before routing (a token, Host or Origin check): the
+		// RFD's routing statuses do not apply. A POST's refusal still
+		// takes its POST off the waiting list, in postStatus.
 	case env.Method == "POST" && u.Dir == wire.DirClient:
 		l.http.posts = append(l.http.posts, postRec{u, l.postSessionScoped(u)})
 	case env.Method == "POST" && u.Dir == wire.DirAgent && (env.Stream == wire.StreamHTTPControl || env.Stream == wire.StreamPOSTReply):
@@ -40,6 +45,22 @@ func (l *linter) httpUnit(u unit) {
 	case env.Method == "DELETE" && env.Stream == wire.StreamHTTPControl:
 		l.deleteStatus(u)
 	}
+}
+
+// httpVersion reports the connection's first Streamable HTTP exchange
+// over HTTP/1.x: the RFD says the transport MUST use HTTP/2. WebSocket
+// stays on an HTTP/1.1 upgrade, and captures made before the version was
+// recorded say nothing (Proto empty).
+func (l *linter) httpVersion(u unit) {
+	env := u.HTTP
+	if l.oldHTTP || !strings.HasPrefix(env.Proto, "HTTP/1") || env.Stream == wire.StreamWebSocket || env.Status == 101 {
+		return
+	}
+	if upgrade, _ := headerOK(env, "upgrade"); strings.EqualFold(upgrade, "websocket") {
+		return
+	}
+	l.oldHTTP = true
+	l.report("http/http2", []uint64{u.Seq}, "%s %s went over %s; the RFD says Streamable HTTP MUST use HTTP/2", env.Method, env.Path, env.Proto)
 }
 
 // matchPost takes the oldest POST of the same connection still waiting,
@@ -60,6 +81,9 @@ func (l *linter) postStatus(rec postRec, resp unit) {
 	post := rec.u
 	status := resp.HTTP.Status
 	seqs := []uint64{post.Seq, resp.Seq}
+	if refusedAtDoor(resp.HTTP) {
+		return
+	}
 	isInit := post.Kind == wire.KindRequest && post.Method == "initialize"
 	if isInit && status == 200 {
 		if id := resp.HTTP.ConnectionID; id != "" {
@@ -184,6 +208,12 @@ func (l *linter) connectionRouting(u unit, verb string) bool {
 		return false
 	}
 	return true
+}
+
+// refusedAtDoor reports a 401 or 403: a server's or proxy's refusal of
+// the caller, which comes before the endpoint's routing.
+func refusedAtDoor(env *wire.Envelope) bool {
+	return env.Status == 401 || env.Status == 403
 }
 
 func what(u unit) string {

@@ -88,6 +88,7 @@ const (
 	refHTTPRouting  = "ACP RFD streamable HTTP §Unified Endpoint Routing"
 	refHTTPFlow     = "ACP RFD streamable HTTP §Message Flow"
 	refWebSocket    = "ACP RFD streamable HTTP §WebSocket Request Flow"
+	refHTTP2        = "ACP RFD streamable HTTP §Adds an HTTP Transport (Requires HTTP/2); §Content Negotiation and Validation"
 )
 
 var rules = []Rule{
@@ -157,6 +158,7 @@ var rules = []Rule{
 	{"http/post-status", Error, "POST status: initialize gets 200 with a JSON body, everything else 202 with none", refHTTPFlow},
 	{"http/connection-id-header", Error, "initialize's 200 or the WebSocket 101 lacks the Acp-Connection-Id header", refHTTPFlow},
 	{"http/delete-status", Error, "DELETE with Acp-Connection-Id not answered 202", refHTTPRouting},
+	{"http/http2", Error, "Streamable HTTP over HTTP/1.x: the RFD says the transport MUST use HTTP/2 (WebSocket upgrades excepted; reported once per connection)", refHTTP2},
 
 	{"schema/invalid", Error, "message does not validate against the supplied ACP JSON schema", "ACP schema"},
 }

@@ -143,6 +143,7 @@ func startError(name string, err error) error {
 
 // reap waits for the process and records how it ended.
 func (a *Agent) reap() {
+	awaitExit(a.pgid)
 	err := a.cmd.Wait()
 	a.status = exitStatus(a.cmd.ProcessState, err)
 	close(a.done)
@@ -204,18 +205,25 @@ func (a *Agent) Shutdown() ExitStatus {
 	return a.Escalate()
 }
 
-// Escalate waits Grace, sends SIGTERM to the group, waits Grace, sends
-// SIGKILL to the group, and returns how the agent ended. It returns as
-// soon as the agent has exited at any step. Used alone (stdin left open)
-// after a signal was forwarded: the agent gets its chance to act on the
-// signal, and cannot linger past two grace periods.
+// Escalate waits Grace, then Terminates the agent, and returns how it
+// ended. It returns as soon as the agent has exited at any step. Used
+// alone (stdin left open) after a signal was forwarded: the agent gets its
+// chance to act on the signal, and cannot linger past two grace periods.
 func (a *Agent) Escalate() ExitStatus {
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
-		if a.waitFor(a.grace) {
-			return a.status
-		}
-		a.Signal(sig)
+	if a.waitFor(a.grace) {
+		return a.status
 	}
+	return a.Terminate()
+}
+
+// Terminate sends SIGTERM to the group, waits Grace, sends SIGKILL to the
+// group, and returns how the agent ended, as soon as it has exited.
+func (a *Agent) Terminate() ExitStatus {
+	a.Signal(syscall.SIGTERM)
+	if a.waitFor(a.grace) {
+		return a.status
+	}
+	a.Signal(syscall.SIGKILL)
 	return a.Wait()
 }
 

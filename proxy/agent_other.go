@@ -11,3 +11,6 @@ func growPipe(*os.File) {}
 
 // setDeathSignal: only Linux can tie the agent's life to ours.
 func setDeathSignal(*syscall.SysProcAttr) {}
+
+// awaitExit returns at once: Wait blocks a thread until the agent exits.
+func awaitExit(int) {}

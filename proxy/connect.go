@@ -25,9 +25,11 @@ type ConnectOptions struct {
 	// AuthToken is sent as "Authorization: Bearer TOKEN".
 	AuthToken string
 	// H2C speaks cleartext HTTP/2 with prior knowledge to an http://
-	// server (the RFD requires HTTP/2); default HTTP/1.1, which every
-	// server speaks. https:// negotiates HTTP/2 through TLS either way.
-	H2C bool
+	// server without first probing whether it does; HTTP1 speaks only
+	// HTTP/1.1, over TLS too. By default connect uses HTTP/2 where the
+	// server offers it (the RFD requires it): through ALPN over TLS, and
+	// in clear when a probe finds the server speaks it, else HTTP/1.1.
+	H2C, HTTP1 bool
 	// UnsafeInsecure skips TLS certificate verification.
 	UnsafeInsecure bool
 	Stdin          io.Reader
@@ -36,6 +38,9 @@ type ConnectOptions struct {
 	Recorder FrameRecorder
 	// Warn receives one line per problem worth telling the user.
 	Warn func(string)
+	// Info receives one line saying which HTTP version connect speaks,
+	// and why; nil says nothing.
+	Info func(string)
 }
 
 // Connect bridges stdio to the server until Stdin ends (it then ends the
@@ -50,6 +55,12 @@ func Connect(ctx context.Context, opts ConnectOptions) error {
 	}
 	if opts.Warn == nil {
 		opts.Warn = func(string) {}
+	}
+	if opts.Info == nil {
+		opts.Info = func(string) {}
+	}
+	if opts.H2C && opts.HTTP1 {
+		return errors.New("connect: H2C and HTTP1 both set; choose cleartext HTTP/2 or HTTP/1.1")
 	}
 	b := &bridge{opts: opts, rec: recorderOrNop(opts.Recorder), url: u, lost: make(chan error, 1)}
 	b.jar, _ = cookiejar.New(nil)

@@ -32,9 +32,13 @@ type httpBridge struct {
 	reqs      map[string]clientReq // client request id → what it asked
 	agentReqs map[string]string    // agent request id → its sessionId
 	open      map[string]bool      // sessions whose stream is open
+	lastEvent map[string]time.Time // when each session stream's latest event came
 
 	streams sync.WaitGroup // stream readers
 	order   *sequencer     // restores the agent's order across serve's streams
+
+	why   string // why the transport speaks what it does (for Info)
+	proto string // the HTTP version of the latest response (h.mu)
 }
 
 type clientReq struct {
@@ -44,8 +48,10 @@ type clientReq struct {
 func (b *bridge) runHTTP(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	h := &httpBridge{bridge: b, client: b.httpClient(), ctx: ctx,
-		reqs: map[string]clientReq{}, agentReqs: map[string]string{}, open: map[string]bool{}}
+	t, why := b.transport(ctx)
+	h := &httpBridge{bridge: b, client: &http.Client{Transport: t, Jar: b.jar}, ctx: ctx, why: why,
+		reqs: map[string]clientReq{}, agentReqs: map[string]string{}, open: map[string]bool{},
+		lastEvent: map[string]time.Time{}}
 	h.order = newSequencer(h.deliver, b.fail)
 	defer h.order.stop()
 	defer h.client.CloseIdleConnections()
@@ -72,20 +78,13 @@ func (b *bridge) runHTTP(ctx context.Context) error {
 	return result
 }
 
-// httpClient speaks HTTP/1.1 or, with H2C, cleartext HTTP/2 to http://
-// servers, and negotiates HTTP/2 over TLS; it keeps cookies.
-func (b *bridge) httpClient() *http.Client {
-	h1, h2c := newTransports(b.opts.UnsafeInsecure)
-	t := h1
-	if b.opts.H2C {
-		t = h2c
-	}
-	return &http.Client{Transport: t, Jar: b.jar}
-}
-
-// envelope describes a frame of a request connect made.
+// envelope describes a frame of a request connect made, in the HTTP
+// version of the latest response (the transport's, which stays the same).
 func (h *httpBridge) envelope(req *http.Request, stream string, status int, hdr http.Header) *wire.Envelope {
-	e := &wire.Envelope{Method: req.Method, Path: req.URL.Path, Status: status, Stream: stream,
+	h.mu.Lock()
+	proto := h.proto
+	h.mu.Unlock()
+	e := &wire.Envelope{Method: req.Method, Path: req.URL.Path, Proto: proto, Status: status, Stream: stream,
 		ConnectionID: req.Header.Get(HeaderConnectionID), SessionID: req.Header.Get(HeaderSessionID)}
 	if hdr != nil && stream == wire.StreamPOST {
 		e.Headers = envelopeHeaders(hdr)
@@ -129,15 +128,29 @@ func (h *httpBridge) send(line []byte) error {
 	req := h.newRequest(http.MethodPost, line, sid)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	h.record(connectConn, wire.DirClient, line, 0, h.envelope(req, wire.StreamPOST, 0, req.Header))
+	if err := h.beforeLoad(&m); err != nil {
+		return err
+	}
+	first, sent := h.needsConnection(), now()
+	if !first {
+		h.record(connectConn, wire.DirClient, line, 0, h.envelope(req, wire.StreamPOST, 0, req.Header))
+	}
 	resp, err := h.client.Do(req)
-	if err != nil && h.needsConnection() {
+	if err == nil {
+		h.noteProto(resp)
+	}
+	if first {
+		// Recorded once the first response tells the HTTP version; no
+		// stream exists yet that could record anything before it.
+		h.rec.Frame(connectConn, wire.DirClient, sent, line, 0, h.envelope(req, wire.StreamPOST, 0, req.Header))
+	}
+	if err != nil && first {
 		return unreachable(h.url, err)
 	}
 	if err != nil {
 		return lostf("POST to %s failed: %v", h.url, err)
 	}
-	if h.needsConnection() {
+	if first {
 		h.adoptConnection(resp.Header)
 	}
 	switch {
@@ -224,41 +237,76 @@ func (h *httpBridge) afterInitialize(m *wire.Message) error {
 	return h.openStream("")
 }
 
-// afterLoad opens a session's stream as soon as session/load or
-// session/resume is accepted, so the history the agent replays before it
-// answers streams live rather than waiting in the server's buffer.
-func (h *httpBridge) afterLoad(m *wire.Message) error {
-	if m.Kind != wire.KindRequest || (m.Method != "session/load" && m.Method != "session/resume") || m.SessionID == "" {
-		return nil
-	}
-	h.mu.Lock()
-	ok := !h.goose && h.connID != "" && !h.open[m.SessionID]
-	h.open[m.SessionID] = true
-	h.mu.Unlock()
+// beforeLoad opens a session's stream before its session/load or
+// session/resume is POSTed, as the RFD's resume flow does, so the history
+// the agent replays before it answers has a stream to arrive on, and
+// precedes the answer. A server that refuses a stream for a session it
+// does not know yet gets another try after the POST (afterLoad).
+func (h *httpBridge) beforeLoad(m *wire.Message) error {
+	sid, ok := h.claimLoadStream(m)
 	if !ok {
 		return nil
 	}
-	return h.openStream(m.SessionID)
+	opened, err := h.tryStream(sid, false)
+	if err == nil && !opened {
+		h.mu.Lock()
+		delete(h.open, sid)
+		h.mu.Unlock()
+	}
+	return err
+}
+
+// afterLoad opens a session's stream as soon as session/load or
+// session/resume is accepted, when it could not be opened before.
+func (h *httpBridge) afterLoad(m *wire.Message) error {
+	sid, ok := h.claimLoadStream(m)
+	if !ok {
+		return nil
+	}
+	return h.openStream(sid)
+}
+
+// claimLoadStream returns the session of a session/load or
+// session/resume request whose stream is not open yet, and marks it open.
+func (h *httpBridge) claimLoadStream(m *wire.Message) (string, bool) {
+	if m.Kind != wire.KindRequest || (m.Method != "session/load" && m.Method != "session/resume") || m.SessionID == "" {
+		return "", false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ok := !h.goose && h.connID != "" && !h.open[m.SessionID]
+	h.open[m.SessionID] = true
+	return m.SessionID, ok
 }
 
 // openStream opens a GET stream (the connection's when sessionID is "")
-// and starts its reader.
+// and starts its reader; a refused session stream is a warning.
 func (h *httpBridge) openStream(sessionID string) error {
+	_, err := h.tryStream(sessionID, true)
+	return err
+}
+
+// tryStream opens a GET stream and starts its reader; it reports
+// whether the stream opened. A refused session stream is no error.
+func (h *httpBridge) tryStream(sessionID string, warn bool) (bool, error) {
 	req := h.newRequest(http.MethodGet, nil, sessionID)
 	req.Header.Set("Accept", "text/event-stream")
 	resp, err := h.client.Do(req)
 	if err != nil {
-		return lostf("opening the event stream: %v", err)
+		return false, lostf("opening the event stream: %v", err)
 	}
+	h.noteProto(resp)
 	if resp.StatusCode != http.StatusOK || !isEventStream(resp.Header.Get("Content-Type")) {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		h.record(connectConn, wire.DirAgent, body, 0, h.envelope(req, wire.StreamHTTPControl, resp.StatusCode, resp.Header))
-		if sessionID != "" {
-			h.opts.Warn(fmt.Sprintf("acpscope connect: session %s stream refused: %d %s", sessionID, resp.StatusCode, bytes.TrimSpace(body)))
-			return nil
+		if sessionID == "" {
+			return false, lostf("the server refused the event stream: %d %s", resp.StatusCode, bytes.TrimSpace(body))
 		}
-		return lostf("the server refused the event stream: %d %s", resp.StatusCode, bytes.TrimSpace(body))
+		if warn {
+			h.opts.Warn(fmt.Sprintf("acpscope connect: session %s stream refused: %d %s", sessionID, resp.StatusCode, bytes.TrimSpace(body)))
+		}
+		return false, nil
 	}
 	h.record(connectConn, wire.DirAgent, nil, 0, h.envelope(req, wire.StreamHTTPControl, resp.StatusCode, resp.Header))
 	stream := wire.StreamConnection
@@ -267,7 +315,7 @@ func (h *httpBridge) openStream(sessionID string) error {
 	}
 	h.streams.Add(1)
 	go h.readStream(req, resp, stream, sessionID) // GET stream reader: ends with the stream
-	return nil
+	return true, nil
 }
 
 // readStream delivers each event of an SSE response to the editor. The
@@ -289,6 +337,13 @@ func (h *httpBridge) readStream(req *http.Request, resp *http.Response, stream, 
 			failed = h.order.push(id, e.Data)
 			return
 		}
+		if stream == wire.StreamSession {
+			h.mu.Lock()
+			h.lastEvent[sessionID] = time.Now()
+			h.mu.Unlock()
+		} else if stream == wire.StreamConnection {
+			h.holdLoadAnswer(e.Data)
+		}
 		failed = h.deliver(e.Data)
 	}
 	buf := make([]byte, 32<<10)
@@ -306,6 +361,31 @@ func (h *httpBridge) readStream(req *http.Request, resp *http.Response, stream, 
 	if stream == wire.StreamConnection && !h.closed.Load() {
 		h.fail(lostf("the server ended the connection's event stream"))
 	}
+	if stream == wire.StreamSession {
+		// The server ended it (a failed session/load): a later load of
+		// the session opens it again.
+		h.mu.Lock()
+		delete(h.open, sessionID)
+		delete(h.lastEvent, sessionID)
+		h.mu.Unlock()
+	}
+}
+
+// noteProto learns the HTTP version from a response and, the first
+// time, says which one connect speaks and why.
+func (h *httpBridge) noteProto(resp *http.Response) {
+	h.mu.Lock()
+	first := h.proto == ""
+	h.proto = resp.Proto
+	h.mu.Unlock()
+	if !first {
+		return
+	}
+	why := h.why
+	if resp.ProtoMajor < 2 && h.url.Scheme == "https" && !h.opts.HTTP1 {
+		why = "the server did not offer HTTP/2 through TLS; the RFD requires HTTP/2"
+	}
+	h.opts.Info(fmt.Sprintf("acpscope connect: %s to %s (%s)", resp.Proto, h.url.Redacted(), why))
 }
 
 // deliver passes one agent message to the editor, first opening the

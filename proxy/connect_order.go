@@ -3,6 +3,8 @@ package proxy
 import (
 	"sync"
 	"time"
+
+	"github.com/acpscope/acpscope/wire"
 )
 
 // orderGapWait is how long connect holds an event whose predecessor has
@@ -84,5 +86,54 @@ func (s *sequencer) stop() {
 	if s.timer != nil {
 		s.timer.Stop()
 		s.timer = nil
+	}
+}
+
+// Servers that do not number their events (HeaderEventOrder) give connect
+// no way to know whether a session/load answer on the connection stream
+// overtook the history on the session's stream: each stream has its own
+// reader, over HTTP/1.1 its own TCP connection. The server writes the
+// history first, so connect holds such an answer until the session's
+// stream has been quiet for answerQuiet, waiting answerQuietMax at most.
+const (
+	answerQuiet    = 50 * time.Millisecond
+	answerQuietMax = time.Second
+)
+
+// holdLoadAnswer delays an unnumbered message from the connection stream
+// that answers a session/load or session/resume whose session stream is
+// open, until that stream has been quiet (see answerQuiet).
+func (h *httpBridge) holdLoadAnswer(msg []byte) {
+	m := wire.Classify(msg)
+	if m.Kind != wire.KindResponse && m.Kind != wire.KindError {
+		return
+	}
+	h.mu.Lock()
+	req, ok := h.reqs[string(m.ID)]
+	open := ok && h.open[req.sessionID]
+	h.mu.Unlock()
+	if !open || (req.method != "session/load" && req.method != "session/resume") {
+		return
+	}
+	arrived := time.Now()
+	deadline := arrived.Add(answerQuietMax)
+	for {
+		h.mu.Lock()
+		since := h.lastEvent[req.sessionID]
+		h.mu.Unlock()
+		if since.Before(arrived) {
+			since = arrived
+		}
+		wait := answerQuiet - time.Since(since)
+		if wait <= 0 || time.Now().After(deadline) {
+			return
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-h.ctx.Done():
+			t.Stop()
+			return
+		}
 	}
 }

@@ -30,7 +30,7 @@ func (b *bridge) runWS(ctx context.Context) error {
 	}
 	connID := resp.Header.Get(HeaderConnectionID)
 	env := func(stream string, status int, hh http.Header) *wire.Envelope {
-		e := &wire.Envelope{Method: http.MethodGet, Path: b.url.Path, Status: status, Stream: stream, ConnectionID: connID}
+		e := &wire.Envelope{Method: http.MethodGet, Path: b.url.Path, Proto: resp.Proto, Status: status, Stream: stream, ConnectionID: connID}
 		if hh != nil {
 			e.Headers = envelopeHeaders(hh)
 		}

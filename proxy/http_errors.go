@@ -67,7 +67,7 @@ func refusedAtStart(u *url.URL, status int, body string) error {
 		msg += ": " + body
 	}
 	if status == http.StatusUnauthorized {
-		msg += "; pass the server's token with --auth-token"
+		msg += "; give connect the server's token with --auth-token-file FILE or $ACPSCOPE_AUTH_TOKEN"
 	}
 	return connectError(msg)
 }

@@ -151,3 +151,18 @@ func containsAll(t *testing.T, rec *memRecorder, want ...string) {
 		}
 	}
 }
+
+// checkRecordedProto checks that every frame's envelope names the HTTP
+// version a client speaking proto used.
+func checkRecordedProto(t *testing.T, rec *memRecorder, proto protocol) {
+	t.Helper()
+	want := "HTTP/2.0"
+	if proto == protoH1 {
+		want = "HTTP/1.1"
+	}
+	for _, f := range rec.all() {
+		if f.Env.Proto != want {
+			t.Fatalf("frame %s %s %d recorded with HTTP version %q, want %s", f.Env.Method, f.Env.Stream, f.Env.Status, f.Env.Proto, want)
+		}
+	}
+}

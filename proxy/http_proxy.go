@@ -10,9 +10,12 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/gorilla/websocket"
 )
@@ -27,8 +30,17 @@ type HTTPProxyOptions struct {
 	Path string
 	// Recorder receives every message; nil records nothing.
 	Recorder FrameRecorder
-	// AllowOrigins lists browser origins allowed besides our own.
+	// Listen, AllowHosts, AllowOrigins and AuthToken are the guard's
+	// (see GuardOptions): the listener's addresses, further Host values
+	// and browser origins allowed, and the bearer token required.
+	Listen       []string
+	AllowHosts   []string
 	AllowOrigins []string
+	AuthToken    string
+	// UpstreamAuthToken, when set, replaces the client's Authorization
+	// towards the upstream with "Bearer TOKEN"; otherwise the client's
+	// passes unchanged (see forUpstream).
+	UpstreamAuthToken string
 	// UnsafeUpstreamInsecure skips TLS verification of an https upstream.
 	UnsafeUpstreamInsecure bool
 	// UpstreamProtocol picks the protocol towards an http:// upstream:
@@ -36,7 +48,21 @@ type HTTPProxyOptions struct {
 	// h2c client and HTTP/1.1 otherwise; "http1" and "h2c" force one.
 	// https:// upstreams negotiate through TLS either way.
 	UpstreamProtocol string
+	// MaxMessageSize bounds a request body or WebSocket message on the
+	// endpoint (0 means DefaultMaxMessageSize): a longer one gets 413 or
+	// a 1009 close and never reaches the upstream.
+	MaxMessageSize int64
+	// MaxInFlight caps requests in flight, open SSE streams and
+	// WebSockets included (0 means DefaultMaxInFlight, negative means no
+	// cap); beyond it a request gets 503 with Retry-After.
+	MaxInFlight int
 }
+
+// DefaultMaxInFlight caps the proxy's requests in flight. Each holds a
+// goroutine, a socket on each side and up to one message; an editor keeps
+// a handful open (a connection stream, one per session, a POST or two), so
+// 256 is room for dozens of editors and still bounds sockets and memory.
+const DefaultMaxInFlight = 256
 
 // HTTPProxy is a recording reverse proxy for ACP over Streamable HTTP and
 // WebSocket. It forwards bytes unchanged and records a parsed copy.
@@ -50,9 +76,14 @@ type HTTPProxy struct {
 	upstream *url.URL
 	path     string
 	rec      FrameRecorder
-	origins  []string
+	guard    *Guard
+	upToken  string // UpstreamAuthToken
 	proto    string // UpstreamProtocol
 	conns    connTable
+
+	maxMessage  int64 // MaxMessageSize
+	maxInFlight int   // MaxInFlight
+	inFlight    atomic.Int64
 
 	h1, h2c   *http.Transport         // HTTP/1.1 (and h2 over TLS); cleartext HTTP/2
 	rp1, rp2c *httputil.ReverseProxy  // one per transport
@@ -73,7 +104,20 @@ func NewHTTPProxy(opts HTTPProxyOptions) (*HTTPProxy, error) {
 	default:
 		return nil, fmt.Errorf("%w: upstream protocol %q: want auto, http1 or h2c", ErrUpstreamURL, opts.UpstreamProtocol)
 	}
-	p := &HTTPProxy{upstream: u, path: opts.Path, rec: recorderOrNop(opts.Recorder), origins: opts.AllowOrigins, proto: opts.UpstreamProtocol}
+	guard, err := NewGuard(GuardOptions{Name: "proxy", Listen: opts.Listen, AllowHosts: opts.AllowHosts,
+		AllowOrigins: opts.AllowOrigins, AuthToken: opts.AuthToken})
+	if err != nil {
+		return nil, err
+	}
+	p := &HTTPProxy{upstream: u, path: opts.Path, rec: recorderOrNop(opts.Recorder), guard: guard,
+		upToken: opts.UpstreamAuthToken, proto: opts.UpstreamProtocol,
+		maxMessage: opts.MaxMessageSize, maxInFlight: opts.MaxInFlight}
+	if p.maxMessage <= 0 {
+		p.maxMessage = DefaultMaxMessageSize
+	}
+	if p.maxInFlight == 0 {
+		p.maxInFlight = DefaultMaxInFlight
+	}
 	if p.path == "" {
 		p.path = u.Path
 	}
@@ -116,11 +160,7 @@ func parseUpstream(raw string) (*url.URL, error) {
 // knowledge, used when the client spoke h2c to us. Compression stays off
 // so the bytes the client receives are the bytes the upstream sent.
 func newTransports(insecure bool) (h1, h2c *http.Transport) {
-	base := http.DefaultTransport.(*http.Transport).Clone()
-	base.Proxy = nil
-	base.DisableCompression = true
-	base.TLSClientConfig = tlsClientConfig(insecure)
-	base.ResponseHeaderTimeout = 0
+	base := baseTransport(insecure)
 	h1 = base.Clone()
 	var p1 http.Protocols
 	p1.SetHTTP1(true)
@@ -132,6 +172,30 @@ func newTransports(insecure bool) (h1, h2c *http.Transport) {
 	p2.SetHTTP2(true)
 	h2c.Protocols = &p2
 	return h1, h2c
+}
+
+// baseTransport is the transport the others start from: no proxy from
+// the environment, no compression, no response header timeout (streams
+// may wait long for their first event).
+func baseTransport(insecure bool) *http.Transport {
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.Proxy = nil
+	base.DisableCompression = true
+	base.TLSClientConfig = tlsClientConfig(insecure)
+	base.ResponseHeaderTimeout = 0
+	return base
+}
+
+// http1Transport speaks only HTTP/1.1, over TLS too: its ALPN offers
+// nothing else. (A clone of a transport that has offered h2 keeps
+// offering it: Clone fixes the ALPN list first.)
+func http1Transport(insecure bool) *http.Transport {
+	t := baseTransport(insecure)
+	t.TLSClientConfig.NextProtos = []string{"http/1.1"}
+	var p http.Protocols
+	p.SetHTTP1(true)
+	t.Protocols = &p
+	return t
 }
 
 func (p *HTTPProxy) newReverseProxy(t http.RoundTripper) *httputil.ReverseProxy {
@@ -156,6 +220,7 @@ func (p *HTTPProxy) rewrite(pr *httputil.ProxyRequest) {
 		out.RawQuery = pr.In.URL.RawQuery
 	}
 	pr.Out.Host = ""
+	p.forUpstream(pr.Out.Header, pr.In)
 }
 
 func joinQuery(a, b string) string {
@@ -169,12 +234,18 @@ func joinQuery(a, b string) string {
 func (p *HTTPProxy) Path() string { return p.path }
 
 // ServeHTTP routes a request: our endpoint is recorded (WebSocket
-// upgrades included), other paths pass through unrecorded.
+// upgrades included), other paths pass through unrecorded. The guard
+// goes first, on every path: nothing it refuses reaches the upstream.
 func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !originAllowed(r, p.origins) {
-		rejectOrigin(w, r)
+	if ref := p.guard.Check(r); ref != nil {
+		p.refuse(w, r, ref)
 		return
 	}
+	if !p.enter() {
+		p.refuseBusy(w, r)
+		return
+	}
+	defer p.leave()
 	if r.URL.Path != p.path {
 		p.reverseProxy(r).ServeHTTP(w, r)
 		return
@@ -183,7 +254,34 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.serveWebSocket(w, r)
 		return
 	}
-	p.serveRecorded(w, r)
+	releaseMemory(p.serveRecorded(w, r))
+}
+
+// enter counts a request in flight; it reports false at the cap.
+func (p *HTTPProxy) enter() bool {
+	if n := p.inFlight.Add(1); p.maxInFlight > 0 && n > int64(p.maxInFlight) {
+		p.inFlight.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (p *HTTPProxy) leave() { p.inFlight.Add(-1) }
+
+// InFlight returns how many requests the proxy is handling.
+func (p *HTTPProxy) InFlight() int { return int(p.inFlight.Load()) }
+
+// refuseBusy answers 503 beyond --max-in-flight, recorded on our endpoint.
+func (p *HTTPProxy) refuseBusy(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == p.path {
+		ex := p.newExchange(r)
+		defer ex.finish(false)
+		w = &tapWriter{ResponseWriter: w, ex: ex, conns: &p.conns, limit: p.maxMessage}
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(int(RetryAfter/time.Second)))
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	fmt.Fprintf(w, "acpscope: requests in flight at the --max-in-flight cap (%d); retry later or raise --max-in-flight\n", p.maxInFlight)
 }
 
 // reverseProxy picks the transport matching the client's protocol, so an
@@ -207,6 +305,10 @@ func (p *HTTPProxy) reverseProxy(r *http.Request) *httputil.ReverseProxy {
 // upstreamError answers 502 with a body that says what went wrong; the
 // tap records it like any other response.
 func (p *HTTPProxy) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
+	if tw, ok := w.(*tapWriter); ok && tw.ex.body != nil && tw.ex.body.exceeded() {
+		p.tooBig(w, -1) // the body crossed the limit on its way
+		return
+	}
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		return // the client went away; nobody to answer
 	}

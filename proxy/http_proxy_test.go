@@ -106,6 +106,7 @@ func TestHTTPProxyRFD(t *testing.T) {
 				t.Fatal("GET stream did not end after DELETE")
 			}
 			checkRFDRecord(t, rec)
+			checkRecordedProto(t, rec, proto)
 			up.mu.Lock()
 			for i, major := range up.protos {
 				if major != wantProto(proto) {

@@ -9,7 +9,6 @@ import (
 	"log"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"syscall"
 	"time"
@@ -37,7 +36,7 @@ func Listen(opts ListenOptions) (net.Listener, error) {
 		return nil, err // before the warning: nothing will listen there
 	}
 	if !IsLoopback(addr) && opts.Warn != nil {
-		opts.Warn(fmt.Sprintf("listening on %s, which is not a loopback address: anyone who can reach it can talk to the agent; use --auth-token or listen on 127.0.0.1", addr))
+		opts.Warn(fmt.Sprintf("listening on %s, which is not a loopback address: anyone who can reach it can try to talk to the agent; require a token or listen on 127.0.0.1", addr))
 	}
 	l, err := net.Listen("tcp", addr)
 	if errors.Is(err, syscall.EADDRINUSE) {
@@ -139,36 +138,6 @@ func serveOn(ctx context.Context, srv *http.Server, l net.Listener, opts ListenO
 		return err
 	}
 	return nil
-}
-
-// originAllowed implements the browser Origin check of proxy and serve:
-// requests without Origin (editors, curl) pass; a browser page may only
-// talk to us from our own origin or one the user allowed with
-// --allow-origin. This stops a web page from driving a local agent.
-func originAllowed(r *http.Request, allowed []string) bool {
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return true
-	}
-	for _, a := range allowed {
-		if a == "*" || strings.EqualFold(strings.TrimSuffix(a, "/"), origin) {
-			return true
-		}
-	}
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" {
-		return false // includes "null"
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return strings.EqualFold(u.Scheme, scheme) && strings.EqualFold(u.Host, r.Host)
-}
-
-// rejectOrigin answers a cross-origin request.
-func rejectOrigin(w http.ResponseWriter, r *http.Request) {
-	http.Error(w, fmt.Sprintf("acpscope: cross-origin request from %s refused; start acpscope with --allow-origin %s to allow it", r.Header.Get("Origin"), r.Header.Get("Origin")), http.StatusForbidden)
 }
 
 // tlsClientConfig is the upstream TLS configuration; insecure skips

@@ -23,11 +23,12 @@ type exchange struct {
 
 	body *bodyTap
 
-	status int
-	mode   responseMode
-	header http.Header // the response headers as sent
-	copy   []byte      // json and control modes: the response body
-	sse    wire.SSEDecoder
+	status   int
+	mode     responseMode
+	header   http.Header // the response headers as sent
+	copy     []byte      // json and control modes: the response body
+	overflow bool        // the body outgrew the limit: copy dropped
+	sse      wire.SSEDecoder
 }
 
 type responseMode uint8
@@ -49,22 +50,36 @@ func (p *HTTPProxy) newExchange(r *http.Request) *exchange {
 	}
 }
 
-// serveRecorded forwards one request on our endpoint and records it.
-func (p *HTTPProxy) serveRecorded(w http.ResponseWriter, r *http.Request) {
+// serveRecorded forwards one request on our endpoint and records it; it
+// returns the size of the request body it kept.
+func (p *HTTPProxy) serveRecorded(w http.ResponseWriter, r *http.Request) (size int) {
 	ex := p.newExchange(r)
+	tw := &tapWriter{ResponseWriter: w, ex: ex, conns: &p.conns, limit: p.maxMessage}
+	if r.ContentLength > p.maxMessage {
+		p.tooBig(tw, r.ContentLength) // refused unread, the upstream never asked
+		ex.finish(false)
+		return 0
+	}
 	if r.Method == http.MethodPost || (r.Body != nil && r.ContentLength > 0) {
-		ex.body = &bodyTap{ex: ex, inner: r.Body, want: r.ContentLength}
+		ex.body = newBodyTap(ex, r, p.maxMessage)
 		r.Body = ex.body
 	}
-	tw := &tapWriter{ResponseWriter: w, ex: ex, conns: &p.conns}
 	defer func() {
 		v := recover() // ReverseProxy aborts with a panic when a copy fails
-		ex.finish(v != nil)
+		size = ex.finish(v != nil)
 		if v != nil {
 			panic(v)
 		}
 	}()
 	p.reverseProxy(r).ServeHTTP(tw, r)
+	return 0
+}
+
+// tooBig answers 413 for a request body over --max-message-size.
+func (p *HTTPProxy) tooBig(w http.ResponseWriter, size int64) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusRequestEntityTooLarge)
+	io.WriteString(w, "acpscope: "+tooBigText(size, p.maxMessage)+"\n")
 }
 
 // envelope builds the envelope of a frame of this exchange.
@@ -72,6 +87,7 @@ func (ex *exchange) envelope(stream string, withHeaders http.Header) *wire.Envel
 	env := &wire.Envelope{
 		Method:       ex.req.Method,
 		Path:         ex.req.URL.Path,
+		Proto:        ex.req.Proto,
 		Status:       ex.status,
 		Stream:       stream,
 		ConnectionID: ex.connID,
@@ -89,11 +105,11 @@ func (ex *exchange) envelope(stream string, withHeaders http.Header) *wire.Envel
 func (ex *exchange) recordRequest(b []byte, flags wire.Flags) {
 	h := ex.req.Header
 	env := &wire.Envelope{
-		Method: ex.req.Method, Path: ex.req.URL.Path, Stream: wire.StreamPOST,
+		Method: ex.req.Method, Path: ex.req.URL.Path, Proto: ex.req.Proto, Stream: wire.StreamPOST,
 		ConnectionID: h.Get(HeaderConnectionID), SessionID: h.Get(HeaderSessionID),
 		Headers: envelopeHeaders(h),
 	}
-	ex.rec.Frame(ex.conn, wire.DirClient, now(), b, flags, env)
+	handOver(ex.rec, ex.conn, wire.DirClient, b, flags, env)
 }
 
 // respond is called once the response status and headers are final.
@@ -127,13 +143,19 @@ func (ex *exchange) respond(status int, h http.Header, conns *connTable) {
 	}
 }
 
-// tap takes a copy of response bytes already written to the client.
-func (ex *exchange) tap(b []byte) {
+// tap takes a copy of response bytes already written to the client. A
+// JSON or control body over limit is forwarded but no longer copied; it
+// is recorded empty and flagged truncated.
+func (ex *exchange) tap(b []byte, limit int64) {
 	switch ex.mode {
 	case modeOpaque:
 	case modeSSE:
 		ex.sse.Push(b, ex.recordEvent)
 	default:
+		if ex.overflow || int64(len(ex.copy)+len(b)) > limit {
+			ex.copy, ex.overflow = nil, true
+			return
+		}
 		ex.copy = append(ex.copy, b...)
 	}
 }
@@ -165,45 +187,67 @@ func (ex *exchange) sseStream() string {
 	return wire.StreamConnection
 }
 
-// finish records what is still pending when the exchange ends. cut says
-// the response was interrupted.
-func (ex *exchange) finish(cut bool) {
+// finish records what is still pending when the exchange ends and
+// returns the size of the request body it kept. cut says the response
+// was interrupted.
+func (ex *exchange) finish(cut bool) int {
+	size := 0
 	if ex.body != nil {
-		ex.body.finish()
+		size = ex.body.finish()
 	}
 	if ex.status == 0 {
-		return // no response was written (the client left first)
+		return size // no response was written (the client left first)
 	}
 	var flags wire.Flags
 	if cut {
 		flags |= wire.FlagPartial
+	}
+	if ex.overflow {
+		flags |= wire.FlagTruncated
 	}
 	switch ex.mode {
 	case modeOpaque:
 	case modeSSE:
 		ex.sse.End(ex.recordEvent)
 	case modeJSON:
-		if len(ex.copy) == 0 {
+		if len(ex.copy) == 0 && !ex.overflow {
 			ex.rec.Frame(ex.conn, wire.DirAgent, now(), nil, flags, ex.envelope(wire.StreamHTTPControl, ex.header))
-			return
+			return size
 		}
-		ex.rec.Frame(ex.conn, wire.DirAgent, now(), ex.copy, flags, ex.envelope(wire.StreamPOSTReply, ex.header))
+		handOver(ex.rec, ex.conn, wire.DirAgent, ex.copy, flags, ex.envelope(wire.StreamPOSTReply, ex.header))
 	default:
-		ex.rec.Frame(ex.conn, wire.DirAgent, now(), ex.copy, flags, ex.envelope(wire.StreamHTTPControl, ex.header))
+		handOver(ex.rec, ex.conn, wire.DirAgent, ex.copy, flags, ex.envelope(wire.StreamHTTPControl, ex.header))
 	}
+	ex.copy = nil
+	return size
 }
 
 // bodyTap passes a request body to the upstream and keeps a copy, which
 // it records as soon as the body is complete: before the upstream can
-// answer, so a request is always recorded before its response.
+// answer, so a request is always recorded before its response. The copy
+// is one buffer of the body's size when Content-Length gives it, and is
+// handed to the capture as it is. A body that crosses the limit fails the
+// upstream request (the client gets 413) and is not recorded.
 type bodyTap struct {
-	ex    *exchange
-	inner io.ReadCloser
-	want  int64 // Content-Length, -1 when unknown
-	mu    sync.Mutex
-	buf   []byte
-	done  bool
-	err   error
+	ex     *exchange
+	inner  io.ReadCloser
+	want   int64 // Content-Length, -1 when unknown
+	limit  int64 // --max-message-size
+	mu     sync.Mutex
+	buf    bodyBuffer
+	size   int // bytes kept, for the memory given back after
+	done   bool
+	tooBig bool
+	err    error
+}
+
+// newBodyTap taps r's body; a Content-Length is at most limit.
+func newBodyTap(ex *exchange, r *http.Request, limit int64) *bodyTap {
+	b := &bodyTap{ex: ex, inner: r.Body, want: r.ContentLength, limit: limit}
+	if b.want > 0 {
+		b.buf = newBodyBuffer(int(b.want))
+	}
+	return b
 }
 
 // Read holds the lock across the client read so that finish, which may
@@ -211,48 +255,91 @@ type bodyTap struct {
 func (b *bodyTap) Read(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.tooBig {
+		return 0, errTooBig
+	}
 	n, err := b.inner.Read(p)
 	if b.done {
 		return n, err
 	}
-	b.buf = append(b.buf, p[:n]...)
+	if !b.keepLocked(p[:n]) {
+		return 0, errTooBig // the bytes over the limit never reach the upstream
+	}
 	if err != nil && err != io.EOF {
 		b.err = err
 	}
-	if err == io.EOF || (b.want > 0 && int64(len(b.buf)) >= b.want) {
+	if err == io.EOF || (b.want > 0 && int64(b.buf.len()) >= b.want) {
 		b.recordLocked(0)
 	}
 	return n, err
+}
+
+// keepLocked adds read bytes to the copy; past the limit it drops the
+// copy and reports false.
+func (b *bodyTap) keepLocked(p []byte) bool {
+	if int64(b.buf.len()+len(p)) > b.limit {
+		b.tooBig, b.done, b.buf = true, true, bodyBuffer{}
+		return false
+	}
+	b.buf.write(p)
+	b.size = b.buf.len()
+	return true
+}
+
+// exceeded reports whether the body crossed the limit.
+func (b *bodyTap) exceeded() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.tooBig
 }
 
 // Close does not close the client's body: finish may still need to read
 // what the upstream did not (an unreachable upstream reads nothing).
 func (b *bodyTap) Close() error { return nil }
 
-// finish reads whatever the upstream left unread and records the body,
-// flagged partial if the client's body ended in an error.
-func (b *bodyTap) finish() {
+// finish reads whatever the upstream left unread (up to the limit) and
+// records the body, flagged partial if the client's body ended in an
+// error. It returns the size of the body kept.
+func (b *bodyTap) finish() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.done {
-		return
+		return b.size
 	}
-	if b.err == nil {
-		rest, err := io.ReadAll(b.inner)
-		b.buf = append(b.buf, rest...)
-		b.err = err
+	if b.err == nil && !b.drainLocked() {
+		return b.size // over the limit: not recorded
 	}
 	var flags wire.Flags
 	if b.err != nil {
 		flags |= wire.FlagPartial
 	}
 	b.recordLocked(flags)
+	return b.size
 }
 
+// drainLocked reads the rest of the client's body into the copy; it
+// reports false when the body crossed the limit.
+func (b *bodyTap) drainLocked() bool {
+	p := make([]byte, 32<<10)
+	for {
+		n, err := b.inner.Read(p)
+		if !b.keepLocked(p[:n]) {
+			return false
+		}
+		if err == io.EOF {
+			return true
+		}
+		if err != nil {
+			b.err = err
+			return true
+		}
+	}
+}
+
+// recordLocked hands the body to the capture, which keeps the buffer.
 func (b *bodyTap) recordLocked(flags wire.Flags) {
 	b.done = true
-	b.ex.recordRequest(b.buf, flags)
-	b.buf = nil
+	b.ex.recordRequest(b.buf.bytes(), flags)
 }
 
 // tapWriter is the ResponseWriter ReverseProxy writes to: it gives the
@@ -262,6 +349,7 @@ type tapWriter struct {
 	http.ResponseWriter
 	ex      *exchange
 	conns   *connTable
+	limit   int64 // how much of a JSON or control body is copied
 	written bool
 }
 
@@ -285,7 +373,7 @@ func (w *tapWriter) Write(b []byte) (int, error) {
 	if !w.written {
 		w.WriteHeader(http.StatusOK)
 	}
-	w.ex.tap(b)
+	w.ex.tap(b, w.limit)
 	return w.ResponseWriter.Write(b)
 }
 

@@ -1,12 +1,10 @@
 package proxy
 
 import (
-	"crypto/subtle"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -31,16 +29,23 @@ type ServeOptions struct {
 	// StderrRecorder receives the agents' stderr (each connection's as
 	// capture.StreamStderr of its connection number); nil records none.
 	StderrRecorder Recorder
-	// AllowOrigins lists browser origins allowed besides our own.
+	// Listen, AllowHosts, AllowOrigins and AuthToken are the guard's
+	// (see GuardOptions): the listener's addresses, further Host values
+	// and browser origins allowed, and the bearer token required.
+	Listen       []string
+	AllowHosts   []string
 	AllowOrigins []string
-	// AuthToken, when set, must arrive as "Authorization: Bearer TOKEN".
-	AuthToken string
+	AuthToken    string
 	// KeepAlive is the keep-alive comment interval; 0 means
 	// DefaultKeepAlive, negative disables them.
 	KeepAlive time.Duration
 	// StreamBuffer bounds what a stream holds before a client opens it
 	// (default DefaultStreamBuffer).
 	StreamBuffer int
+	// SessionWait is how long a GET for a session nothing has named yet
+	// waits for a session/load, session/resume or session/new to name it
+	// before its stream ends (0 means DefaultSessionWait).
+	SessionWait time.Duration
 	// DisconnectGrace is how long a connection outlives its ended
 	// connection-scoped GET stream (0 means DefaultDisconnectGrace,
 	// negative keeps it until DELETE).
@@ -48,6 +53,17 @@ type ServeOptions struct {
 	// Stderr receives the agents' stderr and serve's warnings (default
 	// os.Stderr).
 	Stderr io.Writer
+	// MaxMessageSize bounds a POST body or WebSocket message (0 means
+	// DefaultMaxMessageSize): a longer one gets 413 or a 1009 close.
+	MaxMessageSize int64
+	// MaxConns caps open connections, each an agent process (0 means
+	// DefaultMaxConns, negative means no cap): initialize beyond it gets
+	// 503 with Retry-After.
+	MaxConns int
+	// IdleTimeout closes a connection with no stream open that sends
+	// nothing and is not deleted for that long (0 means
+	// DefaultIdleTimeout, negative never).
+	IdleTimeout time.Duration
 }
 
 // Server is serve's HTTP handler. Close ends every connection.
@@ -55,19 +71,28 @@ type ServeOptions struct {
 // Concurrency: each connection owns three goroutines, the stdout reader
 // (routes agent messages to streams, ends at stdout EOF), the stderr
 // reader (ends at stderr EOF) and the exit watcher (ends when the agent
-// exits or the connection closes). Each open GET stream is written by its
-// own handler goroutine; a WebSocket connection adds a closer goroutine
-// that ends with the connection. Tearing a connection down closes its
-// streams and runs the agent's shutdown ladder in one more goroutine,
-// which ends when the agent has exited; Close waits for those.
+// exits or the connection closes), and an idle timer whose function runs
+// briefly when it fires. Each open GET stream is written by its own
+// handler goroutine; a WebSocket connection adds a closer goroutine that
+// ends with the connection. A session stream opened before its session is
+// named holds a wait timer (time.AfterFunc) that ends the stream when
+// nothing names the session in time; naming it, or the connection's
+// teardown, stops the timer. Tearing a connection down closes its streams
+// and runs the agent's shutdown ladder in one more goroutine, which ends
+// when the agent has exited and both readers have ended (closing our
+// pipe ends if something the agent left behind holds them); only then is
+// the connection's slot free. Close waits for those.
 type Server struct {
 	opts     ServeOptions
+	guard    *Guard
 	nums     connTable
 	upgrader websocket.Upgrader
 
-	mu     sync.Mutex
-	conns  map[string]*serveConn
-	closed bool
+	mu      sync.Mutex
+	conns   map[string]*serveConn
+	agents  int            // connection slots taken: agents running or stopping
+	running sync.WaitGroup // one per slot taken; Close waits for them all
+	closed  bool
 
 	errMu sync.Mutex // serializes lines on Stderr
 }
@@ -86,8 +111,22 @@ func NewServer(opts ServeOptions) (*Server, error) {
 	if opts.Stderr == nil {
 		opts.Stderr = os.Stderr
 	}
+	if opts.MaxMessageSize <= 0 {
+		opts.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if opts.MaxConns == 0 {
+		opts.MaxConns = DefaultMaxConns
+	}
+	if opts.IdleTimeout == 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
 	opts.Recorder = recorderOrNop(opts.Recorder)
-	s := &Server{opts: opts, conns: map[string]*serveConn{}}
+	guard, err := NewGuard(GuardOptions{Name: "serve", Listen: opts.Listen, AllowHosts: opts.AllowHosts,
+		AllowOrigins: opts.AllowOrigins, AuthToken: opts.AuthToken})
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, guard: guard, conns: map[string]*serveConn{}}
 	s.upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
 	return s, nil
 }
@@ -98,16 +137,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if !originAllowed(r, s.opts.AllowOrigins) {
-		s.answer(w, r, 0, http.StatusForbidden, "cross-origin request refused; start serve with --allow-origin "+r.Header.Get("Origin")+" to allow it")
+	// Host and Origin before anything else, the token after the
+	// preflight (which carries none): no agent starts for a refused
+	// request.
+	if ref := s.guard.Admit(r); ref != nil {
+		s.refuse(w, r, ref)
 		return
 	}
 	if s.cors(w, r) {
 		return // a preflight, answered
 	}
-	if !s.authorized(r) {
-		w.Header().Set("Www-Authenticate", `Bearer realm="acpscope"`)
-		s.answer(w, r, 0, http.StatusUnauthorized, "missing or wrong bearer token")
+	if ref := s.guard.Authorize(r); ref != nil {
+		s.refuse(w, r, ref)
 		return
 	}
 	switch {
@@ -151,12 +192,10 @@ func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-func (s *Server) authorized(r *http.Request) bool {
-	if s.opts.AuthToken == "" {
-		return true
-	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.AuthToken)) == 1
+// refuse answers and records a request the guard turned away.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, ref *Refusal) {
+	ref.SetHeaders(w.Header())
+	s.answer(w, r, 0, ref.Status, ref.Reason)
 }
 
 // answer writes a status with a short text body (empty for 202) and
@@ -177,7 +216,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, conn uint32, sta
 // request's are added as the proxy does).
 func (s *Server) envelope(r *http.Request, stream string, status int, h http.Header) *wire.Envelope {
 	env := &wire.Envelope{
-		Method: r.Method, Path: r.URL.Path, Status: status, Stream: stream,
+		Method: r.Method, Path: r.URL.Path, Proto: r.Proto, Status: status, Stream: stream,
 		ConnectionID: r.Header.Get(HeaderConnectionID), SessionID: r.Header.Get(HeaderSessionID),
 	}
 	switch {
@@ -197,10 +236,16 @@ func (s *Server) record(conn uint32, dir wire.Dir, b []byte, flags wire.Flags, e
 	s.opts.Recorder.Frame(conn, dir, now(), b, flags, env)
 }
 
-func (s *Server) addConn(c *serveConn) {
+// addConn makes c findable by its id; it reports false once Close has
+// begun, whose snapshot of the connections c would have missed.
+func (s *Server) addConn(c *serveConn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
 	s.conns[c.id] = c
+	return true
 }
 
 func (s *Server) removeConn(c *serveConn) {
@@ -223,7 +268,7 @@ func (s *Server) Conns() int {
 }
 
 // Close tears down every connection and waits for their agents to exit
-// (each through the shutdown ladder).
+// (each through the shutdown ladder) and their output to be drained.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true
@@ -235,9 +280,7 @@ func (s *Server) Close() error {
 	for _, c := range conns {
 		c.close()
 	}
-	for _, c := range conns {
-		c.wait()
-	}
+	s.running.Wait()
 	return nil
 }
 

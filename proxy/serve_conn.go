@@ -6,10 +6,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/acpscope/acpscope/capture"
 	acp "github.com/acpscope/acpscope/protocol" // the test files declare a type named protocol
@@ -38,15 +38,23 @@ type serveConn struct {
 	eventID   atomic.Uint64
 	conn      *outStream
 	sessions  map[string]*outStream
-	routes    map[string]string // client request id → sessionId ("" = connection)
-	agentReqs map[string]string // agent request id → its sessionId
-	initID    string            // id of the initialize answered on the POST
+	routes    map[string]string          // client request id → sessionId ("" = connection)
+	agentReqs map[string]string          // agent request id → its sessionId
+	loads     map[string]string          // client session/load, resume id → its sessionId
+	awaited   map[string]*awaitedSession // sessions whose stream waits to be confirmed
+	initID    string                     // id of the initialize answered on the POST
 	initReply chan []byte
 	toWS      func([]byte) error // set in WebSocket mode: every message goes here
+
+	idleMu     sync.Mutex
+	idle       *time.Timer // the idle reaper; nil when --idle-timeout is off
+	busy       int         // holds: POSTs being handled, open streams
+	lastActive time.Time   // when the last hold ended
 
 	closeOnce sync.Once
 	done      chan struct{} // closed when the connection is torn down
 	readDone  chan struct{} // closed when the stdout reader ends
+	errDone   chan struct{} // closed when the stderr reader ends
 }
 
 // newConnID returns an unguessable connection id.
@@ -56,11 +64,12 @@ func newConnID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// startConn spawns the agent for a new connection and starts reading its
-// stdout and stderr.
+// startConn spawns the agent for a new connection, in a slot the caller
+// has acquired, and starts reading its stdout and stderr.
 func (s *Server) startConn(ws func([]byte) error) (*serveConn, error) {
 	agent, err := StartAgent(context.Background(), s.opts.Argv, s.opts.Agent)
 	if err != nil {
+		s.releaseSlot()
 		err = withHint(err, HintServe)
 		s.warn(err.Error())
 		return nil, err
@@ -70,38 +79,52 @@ func (s *Server) startConn(ws func([]byte) error) (*serveConn, error) {
 		id: newConnID(), num: s.nums.fresh(), srv: s, agent: agent, gate: gate,
 		conn: newOutStream(s.opts.StreamBuffer, gate), sessions: map[string]*outStream{},
 		routes: map[string]string{}, agentReqs: map[string]string{},
+		loads: map[string]string{}, awaited: map[string]*awaitedSession{},
 		toWS: ws, done: make(chan struct{}), readDone: make(chan struct{}),
+		errDone: make(chan struct{}),
 	}
-	s.addConn(c)
+	added := s.addConn(c)
+	c.startIdle()
 	go c.readStdout() // stdout reader: ends at the agent's stdout EOF
 	go c.readStderr() // stderr reader: ends at the agent's stderr EOF
 	go func() {       // exit watcher: ends when the agent exits or the connection closes
 		select {
 		case <-agent.Done():
-			<-c.readDone
+			// What the agent wrote before exiting is routed first, unless
+			// a process it left behind keeps its stdout open.
+			waitClosed(c.readDone, agent.grace)
 			c.close()
 		case <-c.done:
 		}
 	}()
+	if !added {
+		c.close()
+		return nil, errServerClosed
+	}
 	return c, nil
+}
+
+// waitClosed waits up to d for ch to close and reports whether it did.
+func waitClosed(ch <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // send writes one client message to the agent as one line. A body that
 // spans lines (pretty-printed JSON) is compacted, because stdio framing
-// cannot carry it otherwise; a single-line body goes unchanged.
+// cannot carry it otherwise; a single-line body goes unchanged. Neither
+// copies a big body: it is written as it is, or compacted as it streams.
 func (c *serveConn) send(msg []byte) error {
 	msg = bytes.TrimRight(msg, "\r\n")
-	if bytes.ContainsAny(msg, "\r\n") {
-		var buf bytes.Buffer
-		if json.Compact(&buf, msg) == nil {
-			msg = buf.Bytes()
-		}
-	}
-	line := make([]byte, 0, len(msg)+1)
-	line = append(append(line, msg...), '\n')
 	c.stdinMu.Lock()
 	defer c.stdinMu.Unlock()
-	if _, err := c.agent.Stdin.Write(line); err != nil {
+	if err := writeLine(c.agent.Stdin, msg); err != nil {
 		return fmt.Errorf("writing to the agent: %w", err)
 	}
 	return nil
@@ -123,7 +146,7 @@ func (c *serveConn) noteClientMessage(m *wire.Message) {
 		}
 		c.routes[string(m.ID)] = target
 		if m.Method == "session/load" || m.Method == "session/resume" {
-			c.sessionLocked(m.SessionID)
+			c.noteLoadLocked(m.ID, m.SessionID)
 		}
 	}
 	if m.Kind == wire.KindResponse || m.Kind == wire.KindError {
@@ -153,21 +176,11 @@ func (c *serveConn) sessionLocked(id string) *outStream {
 	return st
 }
 
-// stream returns the stream for a GET: the connection's, or a known
-// session's (nil when unknown).
-func (c *serveConn) stream(sessionID string) *outStream {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if sessionID == "" {
-		return c.conn
-	}
-	return c.sessions[sessionID]
-}
-
 // readStdout reads the agent's messages, one per line, with no size
 // limit, and routes each.
 func (c *serveConn) readStdout() {
 	defer close(c.readDone)
+	defer c.agent.Stdout.Close()
 	r := bufio.NewReaderSize(c.agent.Stdout, 64<<10)
 	for {
 		line, err := r.ReadBytes('\n')
@@ -191,7 +204,8 @@ func (c *serveConn) route(msg []byte) {
 		return
 	}
 	c.mu.Lock()
-	var st *outStream
+	var st, failed *outStream
+	settle := false
 	switch m.Kind {
 	case wire.KindResponse, wire.KindError:
 		id := string(m.ID)
@@ -206,6 +220,8 @@ func (c *serveConn) route(msg []byte) {
 		if sid := wire.StringMember(m.Result, "sessionId"); sid != "" {
 			c.sessionLocked(sid) // session/new, session/fork: a new session
 		}
+		_, settle = c.loads[id] // a load's answer follows its history
+		failed = c.resolveLoadLocked(&m)
 		if known && target != "" {
 			st = c.sessionLocked(target)
 		}
@@ -220,9 +236,15 @@ func (c *serveConn) route(msg []byte) {
 	}
 	c.seq++
 	seq := c.seq
+	if failed != nil {
+		c.seq++ // the failed session's stream ends after this answer is written
+	}
 	c.mu.Unlock()
-	if !st.push(seq, msg) {
+	if st.pushItem(queued{seq: seq, msg: msg, settle: settle}) == pushFull {
 		c.srv.warn(fmt.Sprintf("connection %s: a stream nobody opened holds more than %d bytes; dropped a %d-byte agent message", c.id, st.limit, len(msg)))
+	}
+	if failed != nil {
+		failed.finish(seq + 1)
 	}
 }
 
@@ -243,6 +265,8 @@ func (c *serveConn) awaitInit(id []byte) chan []byte {
 // readStderr passes the agent's stderr to serve's stderr, line by line so
 // agents do not interleave mid-line, and records it.
 func (c *serveConn) readStderr() {
+	defer close(c.errDone)
+	defer c.agent.Stderr.Close()
 	r := bufio.NewReaderSize(c.agent.Stderr, 16<<10)
 	for {
 		line, err := r.ReadBytes('\n')
@@ -266,8 +290,10 @@ func (c *serveConn) readStderr() {
 func (c *serveConn) close() {
 	c.closeOnce.Do(func() {
 		close(c.done)
+		c.stopIdle()
 		c.srv.removeConn(c)
 		c.mu.Lock()
+		c.stopWaitsLocked()
 		c.conn.close()
 		for _, st := range c.sessions {
 			st.close()
@@ -277,9 +303,24 @@ func (c *serveConn) close() {
 			c.initReply = nil
 		}
 		c.mu.Unlock()
-		go c.agent.Shutdown() // ladder: ends when the agent has exited
+		go c.stop() // ladder: ends when the agent has exited and its output is drained
 	})
 }
 
-// wait blocks until the agent has exited.
-func (c *serveConn) wait() { c.agent.Wait() }
+// stop runs the shutdown ladder, waits for both readers to reach EOF and
+// frees the connection's slot. Processes the agent left behind in its
+// group still holding the pipes get SIGKILL after a grace, and our ends
+// are closed, so the readers end either way.
+func (c *serveConn) stop() {
+	defer c.srv.releaseSlot()
+	a := c.agent
+	a.Shutdown()
+	if waitClosed(c.readDone, a.grace) && waitClosed(c.errDone, a.grace) {
+		return
+	}
+	a.Kill()
+	a.Stdout.Close() // unblocks a reader: os.Pipe ends are pollable
+	a.Stderr.Close()
+	<-c.readDone
+	<-c.errDone
+}

@@ -1,7 +1,8 @@
 package proxy
 
 import (
-	"io"
+	"errors"
+	"fmt"
 	"mime"
 	"net/http"
 	"strings"
@@ -15,30 +16,64 @@ import (
 // it again, before stopping its agent.
 const DefaultDisconnectGrace = 10 * time.Second
 
-// servePOST carries one client message to the agent (RFD "POST /acp").
+// servePOST carries one client message to the agent (RFD "POST /acp"),
+// then gives a big body's memory back.
 func (s *Server) servePOST(w http.ResponseWriter, r *http.Request) {
+	releaseMemory(s.handlePOST(w, r))
+}
+
+// handlePOST does servePOST's work and returns the body's size. The body
+// is read once, into a buffer of its size, and handed to the capture as
+// it is: the only copy is the agent's.
+func (s *Server) handlePOST(w http.ResponseWriter, r *http.Request) int {
 	connID := r.Header.Get(HeaderConnectionID)
 	c := s.lookup(connID)
 	num := uint32(0)
 	if c != nil {
 		num = c.num
+		c.hold() // a slow upload is not idleness
+		defer c.unhold()
 	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		s.record(num, wire.DirClient, body, wire.FlagPartial, s.envelope(r, wire.StreamPOST, 0, r.Header))
-		return // the client went away mid-body
+	body, err := readBody(r, s.opts.MaxMessageSize)
+	switch {
+	case errors.Is(err, errTooBig):
+		s.answer(w, r, num, http.StatusRequestEntityTooLarge, tooBigText(r.ContentLength, s.opts.MaxMessageSize))
+		if r.ContentLength > 0 {
+			return 0 // refused unread
+		}
+		return int(s.opts.MaxMessageSize)
+	case err != nil:
+		s.recordPOST(num, r, body, wire.FlagPartial)
+		return len(body) // the client went away mid-body
 	}
 	if !isJSONMediaType(r.Header.Get("Content-Type")) {
-		s.record(num, wire.DirClient, body, 0, s.envelope(r, wire.StreamPOST, 0, r.Header))
+		s.recordPOST(num, r, body, 0)
 		s.answer(w, r, num, http.StatusUnsupportedMediaType, "POST needs Content-Type: application/json")
-		return
+		return len(body)
 	}
 	m := wire.Classify(body)
 	if connID == "" && m.Kind == wire.KindRequest && m.Method == "initialize" {
 		s.initialize(w, r, body, &m)
-		return
+		return len(body)
 	}
-	s.record(num, wire.DirClient, body, 0, s.envelope(r, wire.StreamPOST, 0, r.Header))
+	s.recordPOST(num, r, body, 0)
+	s.deliver(w, r, c, body, &m)
+	return len(body)
+}
+
+// recordPOST records a client's POST body, which nothing changes after.
+func (s *Server) recordPOST(conn uint32, r *http.Request, body []byte, flags wire.Flags) {
+	handOver(s.opts.Recorder, conn, wire.DirClient, body, flags, s.envelope(r, wire.StreamPOST, 0, r.Header))
+}
+
+// deliver answers a POST that is not initialize: refused, or sent to the
+// agent with 202.
+func (s *Server) deliver(w http.ResponseWriter, r *http.Request, c *serveConn, body []byte, m *wire.Message) {
+	connID := r.Header.Get(HeaderConnectionID)
+	num := uint32(0)
+	if c != nil {
+		num = c.num
+	}
 	switch {
 	case m.Kind == wire.KindBatch:
 		s.answer(w, r, num, http.StatusNotImplemented, "JSON-RPC batches are not supported; send one message per POST")
@@ -46,10 +81,10 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request) {
 		s.answer(w, r, num, http.StatusBadRequest, "missing Acp-Connection-Id header; POST initialize first to get one")
 	case c == nil:
 		s.answer(w, r, num, http.StatusNotFound, "unknown Acp-Connection-Id "+connID+"; the connection has ended, POST initialize again")
-	case r.Header.Get(HeaderSessionID) == "" && c.sessionScoped(&m) != "":
-		s.answer(w, r, num, http.StatusBadRequest, "session-scoped message without Acp-Session-Id header (session "+c.sessionScoped(&m)+")")
+	case r.Header.Get(HeaderSessionID) == "" && c.sessionScoped(m) != "":
+		s.answer(w, r, num, http.StatusBadRequest, "session-scoped message without Acp-Session-Id header (session "+c.sessionScoped(m)+")")
 	default:
-		c.noteClientMessage(&m)
+		c.noteClientMessage(m)
 		if err := c.send(body); err != nil {
 			s.answer(w, r, num, http.StatusBadGateway, err.Error())
 			return
@@ -78,13 +113,20 @@ func (c *serveConn) sessionScoped(m *wire.Message) string {
 // initialize starts a connection: a new agent process receives the
 // request, and its reply is the POST's 200 body, with Acp-Connection-Id.
 func (s *Server) initialize(w http.ResponseWriter, r *http.Request, body []byte, m *wire.Message) {
+	if !s.acquire() {
+		s.recordPOST(0, r, body, 0)
+		s.refuseFull(w, r)
+		return
+	}
 	c, err := s.startConn(nil)
 	if err != nil {
-		s.record(0, wire.DirClient, body, 0, s.envelope(r, wire.StreamPOST, 0, r.Header))
+		s.recordPOST(0, r, body, 0)
 		s.answer(w, r, 0, http.StatusBadGateway, err.Error())
 		return
 	}
-	s.record(c.num, wire.DirClient, body, 0, s.envelope(r, wire.StreamPOST, 0, r.Header))
+	s.recordPOST(c.num, r, body, 0)
+	c.hold() // the client is waiting for the reply
+	defer c.unhold()
 	reply := c.awaitInit(m.ID)
 	if err := c.send(body); err != nil {
 		c.close()
@@ -129,9 +171,9 @@ func (s *Server) serveGET(w http.ResponseWriter, r *http.Request) {
 		s.answer(w, r, num, http.StatusNotFound, "unknown Acp-Connection-Id "+connID)
 		return
 	}
-	st := c.stream(sid)
+	st := c.streamFor(sid)
 	if st == nil {
-		s.answer(w, r, num, http.StatusNotFound, "unknown Acp-Session-Id "+sid+" on this connection")
+		s.answer(w, r, num, http.StatusNotFound, fmt.Sprintf("unknown Acp-Session-Id %s on this connection, and %d streams already wait for their session/load", sid, maxAwaitedSessions))
 		return
 	}
 	ok, closed := st.attach()
@@ -144,6 +186,8 @@ func (s *Server) serveGET(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer st.detach()
+	c.hold()
+	defer c.unhold()
 	s.streamSSE(w, r, c, st, sid)
 	if sid == "" {
 		go c.closeUnlessReopened(s.disconnectGrace()) // grace timer: ends after the grace

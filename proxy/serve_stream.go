@@ -23,16 +23,32 @@ type outStream struct {
 	queued   int
 	limit    int
 	attached bool
+	ending   bool // finish queued the end: the stream closes once it is reached
 	closed   bool
 	wake     chan struct{} // capacity 1: "the queue changed"
 	ended    chan struct{} // closed by close
 }
 
-// queued is one agent message and its place in the agent's output.
+// queued is one agent message and its place in the agent's output, or,
+// with end set, the place where the stream ends.
 type queued struct {
 	seq uint64
 	msg []byte
+	end bool
+	// settle holds the message until the connection's other streams have
+	// been quiet for answerSettle (see there).
+	settle bool
 }
+
+// answerSettle is how long the answer to a session/load or
+// session/resume waits after the last message written on another of the
+// connection's streams. The history a load replays goes out on the
+// session's stream, the answer on the connection's; the order gate
+// writes them in the agent's order, but a client reading the two streams
+// over two HTTP/1.1 connections (the TypeScript SDK's) may read the
+// answer first and close the session before its history is read. The
+// pause gives its reader time; loads are rare, so it costs little.
+const answerSettle = 50 * time.Millisecond
 
 func newOutStream(limit int, gate *orderGate) *outStream {
 	if limit <= 0 {
@@ -43,22 +59,44 @@ func newOutStream(limit int, gate *orderGate) *outStream {
 	return st
 }
 
-// push queues a copy of msg. It reports false when the stream is closed
-// or, with no client attached, its buffer is full: the message is lost
-// and the caller says so.
-func (s *outStream) push(seq uint64, msg []byte) bool {
+// pushResult says what push did with a message.
+type pushResult uint8
+
+const (
+	pushQueued pushResult = iota
+	// pushClosed: the stream has ended (DELETE, teardown) and nobody
+	// will read it again; dropping the message is no loss to anyone.
+	pushClosed
+	// pushFull: nobody has opened the stream and its buffer is full; the
+	// message is lost and the caller says so.
+	pushFull
+)
+
+// push queues a copy of msg unless the stream is closed or, with no
+// client attached, its buffer is full.
+func (s *outStream) push(seq uint64, msg []byte) pushResult {
+	return s.pushItem(queued{seq: seq, msg: msg})
+}
+
+// pushItem queues a copy of q's message, as push does.
+func (s *outStream) pushItem(q queued) pushResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || (!s.attached && s.queued+len(msg) > s.limit) {
-		return false
+	msg := q.msg
+	if s.closed {
+		return pushClosed
 	}
-	s.queue = append(s.queue, queued{seq, append([]byte(nil), msg...)})
+	if !s.attached && s.queued+len(msg) > s.limit {
+		return pushFull
+	}
+	q.msg = append([]byte(nil), msg...)
+	s.queue = append(s.queue, q)
 	s.queued += len(msg)
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
-	return true
+	return pushQueued
 }
 
 // attach claims the stream for one GET; a second concurrent GET is
@@ -80,7 +118,33 @@ func (s *outStream) attach() (ok, closed bool) {
 func (s *outStream) detach() {
 	s.mu.Lock()
 	s.attached = false
+	ending := s.ending
 	s.mu.Unlock()
+	if ending {
+		s.close() // nobody will write up to the end now
+		return
+	}
+	s.gate.broadcast()
+}
+
+// finish ends the stream at seq: an attached GET writes what comes
+// before it in the connection's order (the failed session/load answer on
+// the connection stream included), then finishes its response. A stream
+// nobody has open ends at once.
+func (s *outStream) finish(seq uint64) {
+	s.mu.Lock()
+	if s.closed || !s.attached {
+		s.mu.Unlock()
+		s.close()
+		return
+	}
+	s.ending = true
+	s.queue = append(s.queue, queued{seq: seq, end: true})
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 	s.gate.broadcast()
 }
 
@@ -112,10 +176,11 @@ func (s *outStream) pop() {
 	s.queue[0] = queued{}
 	s.queue = s.queue[1:]
 	s.mu.Unlock()
-	s.gate.broadcast()
+	s.gate.wrote(s)
 }
 
-// close ends the stream: an attached GET finishes its response.
+// close ends the stream: an attached GET finishes its response. The
+// gate forgets it.
 func (s *outStream) close() {
 	s.mu.Lock()
 	if !s.closed {
@@ -123,7 +188,7 @@ func (s *outStream) close() {
 		close(s.ended)
 	}
 	s.mu.Unlock()
-	s.gate.broadcast()
+	s.gate.remove(s)
 }
 
 // orderGate keeps a connection's streams in the agent's order: a stream
@@ -135,6 +200,8 @@ type orderGate struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	streams []*outStream
+	last    *outStream // the stream that wrote the latest message, and when
+	lastAt  time.Time
 }
 
 func newOrderGate() *orderGate {
@@ -147,6 +214,38 @@ func (g *orderGate) add(st *outStream) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.streams = append(g.streams, st)
+}
+
+// remove forgets a closed stream and wakes the others.
+func (g *orderGate) remove(st *outStream) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, s := range g.streams {
+		if s == st {
+			g.streams = append(g.streams[:i], g.streams[i+1:]...)
+			break
+		}
+	}
+	g.cond.Broadcast()
+}
+
+// wrote notes that st has written a message, and wakes the others.
+func (g *orderGate) wrote(st *outStream) {
+	g.mu.Lock()
+	g.last, g.lastAt = st, time.Now()
+	g.cond.Broadcast()
+	g.mu.Unlock()
+}
+
+// quietFor returns how much longer self must wait for the other streams
+// to have been quiet for d.
+func (g *orderGate) quietFor(self *outStream, d time.Duration) time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.last == nil || g.last == self {
+		return 0
+	}
+	return d - time.Since(g.lastAt)
 }
 
 func (g *orderGate) broadcast() {
@@ -197,6 +296,25 @@ type sseWriter struct {
 	nextID func() uint64
 }
 
+// settle waits until the connection's other streams have been quiet for
+// answerSettle; it reports false when the client left meanwhile.
+func (sw *sseWriter) settle(s *outStream, done <-chan struct{}) bool {
+	wait := s.gate.quietFor(s, answerSettle)
+	if wait <= 0 {
+		return true
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-s.ended:
+		return true
+	case <-done:
+		return false
+	}
+}
+
 // HeaderEventOrder, on a GET stream's response, says that the events'
 // ids number the messages of all the connection's streams together, in
 // the agent's order, without gaps, so a client reading several streams
@@ -218,6 +336,13 @@ func (sw *sseWriter) run(s *outStream, done <-chan struct{}) {
 	for {
 		for q, ok := s.peek(); ok; q, ok = s.peek() {
 			if !s.gate.waitTurn(s, q.seq, done) {
+				return
+			}
+			if q.end {
+				s.close()
+				return
+			}
+			if q.settle && !sw.settle(s, done) {
 				return
 			}
 			msg := q.msg

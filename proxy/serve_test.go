@@ -175,7 +175,6 @@ func TestServeStatuses(t *testing.T) {
 		{"GET without accept", "GET", "", withAuth(HeaderConnectionID, conn), 406},
 		{"GET without connection id", "GET", "", withAuth("Accept", "text/event-stream"), 400},
 		{"GET unknown connection", "GET", "", withAuth("Accept", "text/event-stream", HeaderConnectionID, "nope"), 404},
-		{"GET unknown session", "GET", "", withAuth("Accept", "text/event-stream", HeaderConnectionID, conn, HeaderSessionID, "nope"), 404},
 		{"PUT", "PUT", "", withAuth(HeaderConnectionID, conn), 405},
 		{"DELETE without id", "DELETE", "", auth, 400},
 		{"DELETE unknown", "DELETE", "", withAuth(HeaderConnectionID, "nope"), 404},
@@ -275,6 +274,7 @@ func TestServeRouting(t *testing.T) {
 				`1 agent GET sse-session 200 {"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}`,
 				`1 agent DELETE http 202 `,
 			)
+			checkRecordedProto(t, f.rec, proto)
 		})
 	}
 }
@@ -388,21 +388,21 @@ func TestServeStderr(t *testing.T) {
 
 func TestOutStreamBound(t *testing.T) {
 	st := newOutStream(10, newOrderGate())
-	if !st.push(1, []byte("12345")) || !st.push(2, []byte("67890")) {
+	if st.push(1, []byte("12345")) != pushQueued || st.push(2, []byte("67890")) != pushQueued {
 		t.Fatal("pushes within the bound refused")
 	}
-	if st.push(3, []byte("x")) {
-		t.Fatal("a push beyond the bound of an unopened stream was accepted")
+	if got := st.push(3, []byte("x")); got != pushFull {
+		t.Fatalf("a push beyond the bound of an unopened stream: %d, want pushFull", got)
 	}
 	if ok, _ := st.attach(); !ok {
 		t.Fatal("attach refused")
 	}
-	if !st.push(3, []byte("x")) {
+	if st.push(3, []byte("x")) != pushQueued {
 		t.Fatal("an open stream must take every message")
 	}
 	st.close()
-	if st.push(4, []byte("y")) {
-		t.Fatal("a closed stream took a message")
+	if got := st.push(4, []byte("y")); got != pushClosed {
+		t.Fatalf("a push to a closed stream: %d, want pushClosed", got)
 	}
 }
 

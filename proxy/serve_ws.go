@@ -17,6 +17,17 @@ type wsSink struct {
 	ws     *websocket.Conn
 	ready  chan struct{} // closed once ws is set, or the upgrade failed
 	before func(msg []byte)
+
+	closeOnce sync.Once // one close frame, whoever sends it first
+}
+
+// closeWith sends the close frame (the first caller's code and reason
+// win) and closes the socket.
+func (k *wsSink) closeWith(code int, reason string) {
+	k.closeOnce.Do(func() {
+		k.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(wsControlWait))
+		k.ws.Close()
+	})
 }
 
 var errWSNotOpen = errors.New("the WebSocket was never opened")
@@ -36,6 +47,10 @@ func (k *wsSink) write(msg []byte) error {
 // Acp-Connection-Id, then text messages both ways. Binary messages are
 // recorded and ignored, as the RFD says.
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
+	if !s.acquire() {
+		s.refuseFull(w, r)
+		return
+	}
 	sink := &wsSink{ready: make(chan struct{})}
 	c, err := s.startConn(sink.write)
 	if err != nil {
@@ -67,22 +82,38 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 
 	go func() { // closer: ends when the connection is torn down
 		<-c.done
-		ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, "agent exited"), time.Now().Add(wsControlWait))
-		ws.Close()
+		sink.closeWith(websocket.CloseNormalClosure, "agent exited")
 	}()
+	c.hold() // a WebSocket is an open stream for its whole life
+	defer c.unhold()
 	defer c.close()
 	for {
-		mt, msg, err := ws.ReadMessage()
-		if err != nil {
-			return
-		}
-		if mt == websocket.BinaryMessage {
-			s.record(c.num, wire.DirClient, msg, wire.FlagBinary, env())
-			continue
-		}
-		s.record(c.num, wire.DirClient, msg, 0, env())
-		if c.send(msg) != nil {
+		size, more := s.relayWS(c, ws, sink, env)
+		releaseMemory(size)
+		if !more {
 			return
 		}
 	}
+}
+
+// relayWS passes one client message to the agent; it returns the
+// message's size and whether to go on. A message over the size limit
+// closes the socket with 1009 and a reason naming the limit and the flag,
+// recorded like any close.
+func (s *Server) relayWS(c *serveConn, ws *websocket.Conn, sink *wsSink, env func() *wire.Envelope) (int, bool) {
+	mt, msg, err := readMessage(ws, s.opts.MaxMessageSize)
+	switch {
+	case errors.Is(err, errTooBig):
+		reason := wsTooBigReason(s.opts.MaxMessageSize)
+		s.record(c.num, wire.DirAgent, nil, 0, wsCloseEnv(env(), websocket.CloseMessageTooBig, reason))
+		sink.closeWith(websocket.CloseMessageTooBig, reason)
+		return int(s.opts.MaxMessageSize), false
+	case err != nil:
+		return len(msg), false
+	case mt == websocket.BinaryMessage:
+		handOver(s.opts.Recorder, c.num, wire.DirClient, msg, wire.FlagBinary, env())
+		return len(msg), true
+	}
+	handOver(s.opts.Recorder, c.num, wire.DirClient, msg, 0, env())
+	return len(msg), c.send(msg) == nil
 }

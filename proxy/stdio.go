@@ -36,7 +36,10 @@ type StdioConfig struct {
 	Dir string
 	Env []string
 	// Grace is the wait at each step of the shutdown ladder (--grace,
-	// default DefaultGrace).
+	// default DefaultGrace). After the editor closes stdin, the first
+	// step is Grace of silence: counted from the agent's last output on
+	// stdout or stderr, and not while that output is still being written
+	// to the editor.
 	Grace time.Duration
 	// Recorder receives the forwarded bytes; nil records nothing.
 	Recorder Recorder

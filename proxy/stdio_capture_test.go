@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/wire"
@@ -26,7 +25,7 @@ func TestStdioCaptureEndToEnd(t *testing.T) {
 			p := startProxyRecording(t, w, "stderr", "agent log line", "second \xff line")
 			werr := make(chan error, 1)
 			go func() { werr <- writeChunks(p.stdin, tc.data, uint64(i)) }()
-			res := p.wait(t, 60*time.Second)
+			res := p.wait(t, stdioWait)
 			if err := <-werr; err != nil {
 				t.Fatal(err)
 			}

@@ -132,6 +132,11 @@ func (r *testRecorder) check(t *testing.T, s capture.Stream, want []byte) {
 	}
 }
 
+// stdioWait bounds every wait for a process, a pump or a line in these
+// tests: generous, since the machines they run on are shared and busy; a
+// passing wait returns as soon as its condition holds.
+const stdioWait = 2 * time.Minute
+
 // waitForText polls until the buffer contains s.
 func waitForText(t *testing.T, b *testkit.Buffer, s string, timeout time.Duration) {
 	t.Helper()
@@ -206,8 +211,8 @@ func startProxyWith(t *testing.T, cfg StdioConfig, rec Recorder, mode ...string)
 		outR.Close()
 		select {
 		case <-p.done:
-		case <-time.After(20 * time.Second):
-			t.Error("proxy still running 20 s after the test")
+		case <-time.After(stdioWait):
+			t.Errorf("proxy still running %v after the test", stdioWait)
 		}
 	})
 	return p

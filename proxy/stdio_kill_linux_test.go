@@ -54,7 +54,7 @@ func startPeerProxy(t *testing.T, capturePath string, agent ...string) *peerProx
 // orphan; the kernel's parent-death signal ends it.
 func TestStdioProxyKilledStopsAgent(t *testing.T) {
 	p := startPeerProxy(t, "", "pid", "ignore-eof")
-	waitForText(t, p.stderr, "\n", 10*time.Second)
+	waitForText(t, p.stderr, "\n", stdioWait)
 	var pid int
 	if _, err := fmt.Sscanf(p.stderr.String(), "pid %d", &pid); err != nil {
 		t.Fatalf("no agent pid in %q", p.stderr.String())
@@ -66,7 +66,7 @@ func TestStdioProxyKilledStopsAgent(t *testing.T) {
 
 // TestStdioSIGKILLKeepsCommitted kills the proxy mid-stream with SIGKILL
 // and reopens its capture: every line that crossed the proxy well before
-// the kill (more than the 50 ms commit window) is there, byte for byte.
+// the kill (committed, as its live feed says) is there, byte for byte.
 func TestStdioSIGKILLKeepsCommitted(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "killed.acpscope")
 	p := startPeerProxy(t, path, "echo")
@@ -83,7 +83,7 @@ func TestStdioSIGKILLKeepsCommitted(t *testing.T) {
 	if !bytes.Equal(back, sent.Bytes()) {
 		t.Fatal("the echo differs from what was sent")
 	}
-	time.Sleep(300 * time.Millisecond) // several commit windows
+	waitFeedLast(t, path, 2*n) // every line committed, each way
 	p.cmd.Process.Signal(syscall.SIGKILL)
 	p.cmd.Wait()
 
@@ -114,6 +114,27 @@ func TestStdioSIGKILLKeepsCommitted(t *testing.T) {
 			d := newDigest()
 			d.Write(b.Bytes())
 			t.Errorf("%v after SIGKILL: %s", dir, d.diff(sent.Bytes()))
+		}
+	}
+}
+
+// waitFeedLast waits until the running proxy's live feed of the capture at
+// path has published record last: it is committed.
+func waitFeedLast(t *testing.T, path string, last uint64) {
+	t.Helper()
+	l, err := capture.DialLive(path, last)
+	if err != nil {
+		t.Fatalf("following the capture: %v", err)
+	}
+	defer l.Close()
+	deadline := time.After(stdioWait)
+	for l.Last() < last {
+		select {
+		case <-l.Updates():
+		case <-l.Done():
+			t.Fatalf("the feed ended at record %d before %d: %v", l.Last(), last, l.Err())
+		case <-deadline:
+			t.Fatalf("%d records committed after %v, want %d", l.Last(), stdioWait, last)
 		}
 	}
 }

@@ -31,6 +31,13 @@ type pump struct {
 	srcEnded  chan struct{} // closed when src reached its end, before after runs
 	done      chan struct{} // closed when run returns
 
+	// busy is set while a chunk is being forwarded, and last holds when
+	// the latest forward finished (since pumpEpoch): together they say
+	// how long the source has been silent, which the shutdown ladder
+	// after stdin EOF counts its grace from.
+	busy atomic.Bool
+	last atomic.Int64
+
 	// Owned by run; read only after done is closed.
 	n        int64
 	readErr  error
@@ -77,6 +84,8 @@ func (p *pump) run(after func()) {
 // answer at once, and its answer must not be recorded before the message
 // it answers. The tap copies and never blocks, so this costs one memcpy.
 func (p *pump) forward(b []byte) {
+	p.busy.Store(true)
+	defer p.idle()
 	if p.rec != nil && !p.quiet.Load() {
 		p.rec.Chunk(p.conn, p.stream, time.Now().UnixNano(), b)
 	}
@@ -87,6 +96,23 @@ func (p *pump) forward(b []byte) {
 		}
 	}
 	p.n += int64(len(b))
+}
+
+// pumpEpoch is the origin of pump.last: monotonic, unlike wall-clock nanoseconds.
+var pumpEpoch = time.Now()
+
+func (p *pump) idle() {
+	p.last.Store(int64(time.Since(pumpEpoch)))
+	p.busy.Store(false)
+}
+
+// activeAt returns when the pump last forwarded a chunk, or now while it
+// is forwarding one (both since pumpEpoch).
+func (p *pump) activeAt(now time.Duration) time.Duration {
+	if p.busy.Load() {
+		return now
+	}
+	return time.Duration(p.last.Load())
 }
 
 // ended reports whether the source has reached its end.

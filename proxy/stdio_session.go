@@ -29,10 +29,12 @@ type session struct {
 
 	res    Result
 	ladder chan struct{} // closed when the shutdown ladder returns; nil until started
+	urgent chan struct{} // closed by hurry: a quiet ladder stops waiting for silence
+	rushed bool          // urgent is closed; owned by watch
 }
 
 func newSession(cfg StdioConfig, a *Agent) *session {
-	s := &session{cfg: cfg, agent: a}
+	s := &session{cfg: cfg, agent: a, urgent: make(chan struct{})}
 	s.res.Pid = a.Pid()
 	s.in = newPump(cfg.Stdin, a.Stdin, cfg.Recorder, cfg.Conn, capture.StreamClient, cfg.BufferSize)
 	s.out = newPump(a.Stdout, cfg.Stdout, cfg.Recorder, cfg.Conn, capture.StreamAgent, cfg.BufferSize)
@@ -76,19 +78,22 @@ func (s *session) watch(ctx context.Context, sigs <-chan os.Signal) {
 			s.agent.Signal(toSyscall(sig))
 			// An agent that traps the signal and lingers still goes
 			// down the ladder, so the editor's stop always works.
-			s.startLadder(false)
+			s.startLadder(func() { s.agent.Escalate() })
+			s.hurry()
 		case <-inDone:
 			inDone = nil
 			s.first(EndClient)
-			s.startLadder(true)
+			s.startLadder(s.quietLadder)
 		case <-outFailed:
 			outFailed = nil
 			s.first(EndClient)
-			s.startLadder(true)
+			s.startLadder(func() { s.agent.Shutdown() })
+			s.hurry()
 		case <-ctxDone:
 			ctxDone = nil
 			s.first(EndContext)
-			s.startLadder(true)
+			s.startLadder(func() { s.agent.Shutdown() })
+			s.hurry()
 		}
 	}
 }
@@ -99,23 +104,56 @@ func (s *session) first(e End) {
 	}
 }
 
-// startLadder runs Agent.Shutdown (or, after a forwarded signal, only
-// Agent.Escalate) in its own goroutine (the ladder), which ends when the
-// agent exits. Once started, a ladder runs to the end; stdin closing
-// later is still passed on by the stdin pump.
-func (s *session) startLadder(closeStdin bool) {
+// startLadder runs steps, a shutdown ladder, in its own goroutine (the
+// ladder), which ends when the agent exits. Once started, a ladder runs to
+// the end; stdin closing later is still passed on by the stdin pump.
+func (s *session) startLadder(steps func()) {
 	if s.ladder != nil {
 		return
 	}
 	s.ladder = make(chan struct{})
 	go func() {
-		if closeStdin {
-			s.agent.Shutdown()
-		} else {
-			s.agent.Escalate()
-		}
+		steps()
 		close(s.ladder)
 	}()
+}
+
+// hurry tells a quiet ladder already running that the editor wants the
+// agent gone now (a signal, our stdout closed, ctx cancelled): it stops
+// waiting for silence and escalates.
+func (s *session) hurry() {
+	if !s.rushed {
+		s.rushed = true
+		close(s.urgent)
+	}
+}
+
+// quietLadder is the ladder after the editor closed stdin: the agent gets
+// Grace of silence, counted from its last output on stdout or stderr, then
+// Agent.Terminate. An agent still writing its last answers to an editor
+// that reads them slowly is never cut off; one that goes quiet without
+// exiting (codex-acp) is stopped as before.
+func (s *session) quietLadder() {
+	eof := time.Since(pumpEpoch)
+	for {
+		now := time.Since(pumpEpoch)
+		quiet := now - max(eof, s.out.activeAt(now), s.errp.activeAt(now))
+		if quiet >= s.cfg.Grace {
+			s.agent.Terminate()
+			return
+		}
+		t := time.NewTimer(s.cfg.Grace - quiet)
+		select {
+		case <-s.agent.Done():
+			t.Stop()
+			return
+		case <-s.urgent:
+			t.Stop()
+			s.agent.Escalate()
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // drainOutputs lets the agent's last output reach the editor, then stops

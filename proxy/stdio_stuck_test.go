@@ -34,7 +34,7 @@ func TestStdioEditorReadsNeitherOutput(t *testing.T) {
 		if res.Exit.Code != 0 {
 			t.Errorf("exit %d, want 0", res.Exit.Code)
 		}
-	case <-time.After(15 * time.Second):
+	case <-time.After(stdioWait):
 		t.Fatal("the proxy did not return: a pump stuck writing held up the exit")
 	}
 }

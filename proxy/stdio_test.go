@@ -98,7 +98,7 @@ func checkEcho(t *testing.T, data []byte, seed uint64) {
 	p := startProxy(t, StdioConfig{}, "echo")
 	werr := make(chan error, 1)
 	go func() { werr <- writeChunks(p.stdin, data, seed) }()
-	res := p.wait(t, 60*time.Second)
+	res := p.wait(t, stdioWait)
 	if err := <-werr; err != nil {
 		t.Fatalf("writing stdin: %v", err)
 	}
@@ -131,7 +131,7 @@ func TestStdioAgentToClient(t *testing.T) {
 		want.WriteString(`","pad":"` + strings.Repeat("x", pad) + `"}}` + "\n")
 	}
 	p := startProxy(t, StdioConfig{}, "burst", itoa(n), itoa(size))
-	res := p.wait(t, 30*time.Second)
+	res := p.wait(t, stdioWait)
 	if res.Exit.Code != 0 || res.First != EndAgent {
 		t.Errorf("result %+v, want exit 0, agent first", res)
 	}
@@ -148,19 +148,19 @@ func TestStdioStreamsBeforeNewline(t *testing.T) {
 	p := startProxy(t, StdioConfig{}, "echo")
 	part := bigLine(4 << 20)[:3<<20] // no newline in it
 	go p.stdin.Write(part)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(stdioWait)
 	for {
 		got := p.rec.seen(capture.StreamAgent)
 		if got == int64(len(part)) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("only %d of %d bytes of an unfinished line came back", got, len(part))
+			t.Fatalf("only %d of %d bytes of an unfinished line came back in %v", got, len(part), stdioWait)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	p.stdin.Close()
-	p.wait(t, 10*time.Second)
+	p.wait(t, stdioWait)
 	if msg := p.out.diff(part); msg != "" {
 		t.Errorf("stdout: %s", msg)
 	}
@@ -187,7 +187,7 @@ func TestStdioExitCodes(t *testing.T) {
 			if tt.first == EndClient {
 				p.stdin.Close()
 			}
-			res := p.wait(t, 10*time.Second)
+			res := p.wait(t, stdioWait)
 			if res.Exit.Code != tt.code || res.Exit.Signal != tt.signal || res.First != tt.first {
 				t.Errorf("result %+v, want code %d, signal %v, first %v", res, tt.code, tt.signal, tt.first)
 			}
@@ -216,7 +216,7 @@ func TestStdioStderrPassthroughAndTap(t *testing.T) {
 	lines := []string{"starting agent", "warning: \xff not UTF-8", "", "last line"}
 	p := startProxy(t, StdioConfig{}, append([]string{"stderr"}, lines...)...)
 	p.stdin.Close()
-	res := p.wait(t, 10*time.Second)
+	res := p.wait(t, stdioWait)
 	want := strings.Join(lines, "\n") + "\n"
 	if got := p.errBuf.String(); got != want {
 		t.Errorf("stderr passed through = %q, want %q", got, want)
@@ -243,16 +243,17 @@ func TestStdioStdinCloseLadder(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := startProxy(t, StdioConfig{Grace: grace}, tt.mode...)
-			time.Sleep(100 * time.Millisecond) // let the agent set up its signals
+			p.stdin.Write([]byte("ready?\n"))
+			waitForRecorded(t, p.rec, capture.StreamAgent, int64(len("ready?\n"))) // its echo: signals are set up
 			start := time.Now()
 			p.stdin.Close()
-			res := p.wait(t, 10*time.Second)
+			res := p.wait(t, stdioWait)
 			took := time.Since(start)
 			if res.Exit.Code != tt.code || res.First != EndClient {
 				t.Errorf("result %+v, want code %d, client first", res, tt.code)
 			}
-			if took < tt.after || took > tt.after+3*time.Second {
-				t.Errorf("took %v, want about %v", took, tt.after)
+			if took < tt.after {
+				t.Errorf("stopped %v after stdin closed, before the %v the ladder waits", took, tt.after)
 			}
 		})
 	}
@@ -262,13 +263,13 @@ func TestStdioStdinCloseLadder(t *testing.T) {
 // and the child it spawned; the proxy exits with the agent's status.
 func TestStdioSignalForwardedToGroup(t *testing.T) {
 	p := startProxy(t, StdioConfig{Grace: time.Second}, "spawn-child")
-	waitForText(t, p.errBuf, "\n", 10*time.Second)
+	waitForText(t, p.errBuf, "\n", stdioWait)
 	var child int
 	if _, err := fmtSscan(p.errBuf.String(), &child); err != nil || child <= 0 {
 		t.Fatalf("no child pid in %q: %v", p.errBuf.String(), err)
 	}
 	p.sigs <- syscall.SIGTERM
-	res := p.wait(t, 10*time.Second)
+	res := p.wait(t, stdioWait)
 	if res.Exit.Code != 128+15 || res.First != EndSignal || res.Signal != syscall.SIGTERM {
 		t.Errorf("result %+v, want code 143 after a forwarded SIGTERM", res)
 	}
@@ -281,11 +282,11 @@ func TestStdioSignalForwardedToGroup(t *testing.T) {
 func TestStdioSignalTrapped(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			p := startProxy(t, StdioConfig{Grace: 500 * time.Millisecond}, "trap") // room for a loaded machine
-			waitForText(t, p.errBuf, "trap ready", 10*time.Second)
+			p := startProxy(t, StdioConfig{Grace: 2 * time.Second}, "trap") // room for a loaded machine to say "trap SIGTERM"
+			waitForText(t, p.errBuf, "trap ready", stdioWait)
 			p.sigs <- sig
-			waitForText(t, p.errBuf, "trap "+ExitStatus{Signal: sig}.SignalName(), 10*time.Second)
-			res := p.wait(t, 10*time.Second)
+			waitForText(t, p.errBuf, "trap "+ExitStatus{Signal: sig}.SignalName(), stdioWait)
+			res := p.wait(t, stdioWait)
 			if !strings.Contains(p.errBuf.String(), "trap SIGTERM") {
 				t.Errorf("the ladder sent no SIGTERM; stderr %q", p.errBuf.String())
 			}
@@ -306,17 +307,17 @@ func TestStdioRealSignal(t *testing.T) {
 		res, _ := Stdio(t.Context(), StdioConfig{Argv: agentArgv("trap"), Stdin: inR, Stdout: &out, Stderr: &errb, Grace: 200 * time.Millisecond})
 		done <- res
 	}()
-	waitForText(t, &errb, "trap ready", 10*time.Second)
+	waitForText(t, &errb, "trap ready", stdioWait)
 	syscall.Kill(os.Getpid(), syscall.SIGHUP)
-	waitForText(t, &errb, "trap SIGHUP", 10*time.Second)
+	waitForText(t, &errb, "trap SIGHUP", stdioWait)
 	inW.Close() // the trap agent exits 0 at stdin EOF
 	select {
 	case res := <-done:
 		if res.First != EndSignal || res.Signal != syscall.SIGHUP {
 			t.Errorf("result %+v, want a forwarded SIGHUP", res)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("proxy did not return")
+	case <-time.After(stdioWait):
+		t.Fatalf("proxy did not return within %v", stdioWait)
 	}
 }
 
@@ -324,7 +325,7 @@ func TestStdioRealSignal(t *testing.T) {
 // keeps stdin open; the proxy closes stdout and returns anyway.
 func TestStdioAgentExitsWhileEditorWaits(t *testing.T) {
 	p := startProxy(t, StdioConfig{}, "exit-at-once", "7")
-	res := p.wait(t, 10*time.Second)
+	res := p.wait(t, stdioWait)
 	if res.Exit.Code != 7 || res.First != EndAgent {
 		t.Errorf("result %+v, want exit 7, agent first", res)
 	}
@@ -341,7 +342,7 @@ func TestStdioEditorStopsReading(t *testing.T) {
 	p := startProxy(t, StdioConfig{Grace: 200 * time.Millisecond}, "ignore-eof")
 	p.stdout.Close()
 	go p.stdin.Write([]byte("hello\n"))
-	res := p.wait(t, 10*time.Second)
+	res := p.wait(t, stdioWait)
 	if res.First != EndClient || res.StdoutErr == nil {
 		t.Errorf("result %+v, want client first with a stdout error", res)
 	}
@@ -372,11 +373,11 @@ func TestStdioNoGoroutineLeak(t *testing.T) {
 		inR.Close()
 		outR.Close()
 	}
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(stdioWait)
 	for runtime.NumGoroutine() > before {
 		if time.Now().After(deadline) {
 			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines before, %d after:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+			t.Fatalf("%d goroutines before, %d still %v after:\n%s", before, runtime.NumGoroutine(), stdioWait, buf[:runtime.Stack(buf, true)])
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -385,11 +386,11 @@ func TestStdioNoGoroutineLeak(t *testing.T) {
 // waitGone waits for pid to be gone or a zombie.
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(stdioWait)
 	for processLive(pid) {
 		if time.Now().After(deadline) {
 			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("process %d is still running 5 s later", pid)
+			t.Fatalf("process %d is still running %v later", pid, stdioWait)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -422,8 +423,8 @@ func TestStdioContextCancel(t *testing.T) {
 		if res.First != EndContext || res.Exit.Code != 128+15 {
 			t.Errorf("result %+v, want context first and SIGTERM death", res)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("proxy still running after its context was cancelled")
+	case <-time.After(stdioWait):
+		t.Fatalf("proxy still running %v after its context was cancelled", stdioWait)
 	}
 }
 
@@ -442,7 +443,7 @@ func TestStdioACPConversation(t *testing.T) {
 	p := startProxy(t, StdioConfig{}, "acp")
 	p.stdin.Write([]byte(requests))
 	p.stdin.Close()
-	res := p.wait(t, 10*time.Second)
+	res := p.wait(t, stdioWait)
 	if res.Exit.Code != 0 {
 		t.Errorf("result %+v", res)
 	}

@@ -39,7 +39,7 @@ func withoutHandshakeHeaders(h http.Header) http.Header {
 func (p *HTTPProxy) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	conn := p.conns.fresh()
 	env := func(stream string, status int, h http.Header) *wire.Envelope {
-		e := &wire.Envelope{Method: r.Method, Path: r.URL.Path, Status: status, Stream: stream,
+		e := &wire.Envelope{Method: r.Method, Path: r.URL.Path, Proto: r.Proto, Status: status, Stream: stream,
 			ConnectionID: r.Header.Get(HeaderConnectionID), SessionID: r.Header.Get(HeaderSessionID)}
 		if h != nil {
 			e.Headers = envelopeHeaders(h)
@@ -48,7 +48,9 @@ func (p *HTTPProxy) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	d := *p.dialer
 	d.Subprotocols = websocket.Subprotocols(r)
-	up, resp, err := d.DialContext(r.Context(), p.wsURL(r), withoutHandshakeHeaders(r.Header))
+	h := withoutHandshakeHeaders(r.Header)
+	p.forUpstream(h, r)
+	up, resp, err := d.DialContext(r.Context(), p.wsURL(r), h)
 	if err != nil {
 		p.refuseWebSocket(w, r, conn, resp, err, env)
 		return
@@ -72,7 +74,7 @@ func (p *HTTPProxy) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	p.rec.Frame(conn, wire.DirAgent, now(), nil, 0, e101)
 	p.trackWS(up, down, true)
 	defer p.trackWS(up, down, false)
-	pipe := &wsPipe{rec: p.rec, conn: conn, env: func() *wire.Envelope {
+	pipe := &wsPipe{rec: p.rec, conn: conn, limit: p.maxMessage, env: func() *wire.Envelope {
 		e := env(wire.StreamWebSocket, 0, nil)
 		if e.ConnectionID == "" {
 			e.ConnectionID = connID
@@ -128,9 +130,10 @@ func (p *HTTPProxy) trackWS(a, b *websocket.Conn, open bool) {
 
 // wsPipe copies messages between two WebSockets and records them.
 type wsPipe struct {
-	rec  FrameRecorder
-	conn uint32
-	env  func() *wire.Envelope
+	rec   FrameRecorder
+	conn  uint32
+	limit int64 // --max-message-size
+	env   func() *wire.Envelope
 }
 
 // run copies client→agent and agent→client until both directions have
@@ -166,24 +169,50 @@ func (w *wsPipe) pump(from, to *websocket.Conn, dir wire.Dir, errc chan<- error)
 	})
 	from.SetCloseHandler(func(int, string) error { return nil }) // forwarded below instead
 	for {
-		mt, msg, err := from.ReadMessage()
+		size, err := w.relay(from, to, dir)
+		releaseMemory(size)
 		if err != nil {
-			w.forwardClose(to, dir, err)
-			errc <- err
-			return
-		}
-		var flags wire.Flags
-		if mt == websocket.BinaryMessage {
-			flags |= wire.FlagBinary
-		}
-		// Recorded before it is passed on: the answer it provokes on the
-		// other pump must never be recorded first. Frame only copies.
-		w.rec.Frame(w.conn, dir, now(), msg, flags, w.env())
-		if err := to.WriteMessage(mt, msg); err != nil {
 			errc <- err
 			return
 		}
 	}
+}
+
+// relay passes one message on and returns its size. A message over the
+// limit is not passed on: both sides get a 1009 close naming the limit
+// and the flag, each recorded.
+func (w *wsPipe) relay(from, to *websocket.Conn, dir wire.Dir) (int, error) {
+	mt, msg, err := readMessage(from, w.limit)
+	switch {
+	case errors.Is(err, errTooBig):
+		w.refuseTooBig(from, to, dir)
+		return int(w.limit), err
+	case err != nil:
+		w.forwardClose(to, dir, err)
+		return len(msg), err
+	}
+	var flags wire.Flags
+	if mt == websocket.BinaryMessage {
+		flags |= wire.FlagBinary
+	}
+	// Recorded before it is passed on: the answer it provokes on the
+	// other pump must never be recorded first. The capture keeps msg,
+	// which nothing changes after.
+	handOver(w.rec, w.conn, dir, msg, flags, w.env())
+	return len(msg), to.WriteMessage(mt, msg)
+}
+
+// refuseTooBig closes both legs with 1009 after a message over the limit
+// came from one of them, and records each close in the direction it
+// travels.
+func (w *wsPipe) refuseTooBig(from, to *websocket.Conn, dir wire.Dir) {
+	reason := wsTooBigReason(w.limit)
+	payload := websocket.FormatCloseMessage(websocket.CloseMessageTooBig, reason)
+	deadline := time.Now().Add(wsControlWait)
+	w.rec.Frame(w.conn, dir.Reverse(), now(), nil, 0, wsCloseEnv(w.env(), websocket.CloseMessageTooBig, reason))
+	from.WriteControl(websocket.CloseMessage, payload, deadline)
+	w.rec.Frame(w.conn, dir, now(), nil, 0, wsCloseEnv(w.env(), websocket.CloseMessageTooBig, reason))
+	to.WriteControl(websocket.CloseMessage, payload, deadline)
 }
 
 // forwardClose passes a close frame on and records it; a broken read is

@@ -28,7 +28,7 @@ type AgentOptions struct {
 type AgentResult struct {
 	Served    int      // recorded client requests matched and answered
 	Unmatched int      // client requests answered with an error
-	Skipped   int      // recorded client messages the client never sent
+	Skipped   int      // recorded client messages the client never sent, skipped or still due when it left
 	Notes     []string // each unmatched request and other surprises
 }
 
@@ -76,10 +76,27 @@ func RunAgent(ctx context.Context, rec []protocol.Msg, clientOut io.Reader, clie
 		answers: map[string]*protocol.Msg{}, lastAt: time.Now(),
 	}
 	defer a.p.close()
-	if err := a.run(ctx); err != nil {
-		return &a.res, err
+	err := a.run(ctx)
+	a.countUnsent()
+	return &a.res, err
+}
+
+// countUnsent counts as skipped the recorded client requests and
+// notifications still due when the run ended: a client that left after
+// initialize never sent the rest either.
+func (a *agentRun) countUnsent() {
+	n := 0
+	for i := range a.rec {
+		r := &a.rec[i]
+		if r.Dir == wire.DirClient && !r.Kind.IsResponse() && !a.consumed[i] && !a.skipped[i] {
+			a.skipped[i] = true
+			n++
+		}
 	}
-	return &a.res, nil
+	a.res.Skipped += n
+	if n > 0 {
+		fmt.Fprintf(a.opts.Log, "replay: %s never came\n", Count(n, "recorded client message", "recorded client messages"))
+	}
 }
 
 func (a *agentRun) run(ctx context.Context) error {

@@ -49,10 +49,10 @@ func TestReplayClientAgentExits(t *testing.T) {
 				<-exited
 				return fmt.Sprintf("exited (status %d)", cmd.ProcessState.ExitCode())
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 			defer cancel()
 			res, err := RunClient(ctx, demoConv("s1", "end_turn", "hi"), stdout, stdin,
-				ClientOptions{Timeout: 5 * time.Second, Settle: 100 * time.Millisecond, PeerExit: peerExit})
+				ClientOptions{Timeout: waitLimit, Settle: 100 * time.Millisecond, PeerExit: peerExit})
 			var gone *GoneError
 			switch {
 			case tt.wantErr != "":

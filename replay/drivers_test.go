@@ -58,7 +58,7 @@ func (t tee) Close() error { return t.w.Close() }
 // returns the conversation as recorded on the wire.
 func recordDemo(t *testing.T, agentOpts demo.AgentOptions, clientOpts demo.ClientOptions) []protocol.Msg {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	log := &wireLog{}
 	toAgentR, toAgentW := io.Pipe()
@@ -81,7 +81,7 @@ func recordDemo(t *testing.T, agentOpts demo.AgentOptions, clientOpts demo.Clien
 // replayAgainstDemo replays rec to an in-process demo agent.
 func replayAgainstDemo(t *testing.T, rec []protocol.Msg, agentOpts demo.AgentOptions, opts ClientOptions) (*Result, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	var logBuf testkit.Buffer
 	opts.Log = &logBuf
@@ -179,7 +179,7 @@ func TestReplayClientNoticesMutation(t *testing.T) {
 // serveToDemoClient replays rec as the agent to an in-process demo client.
 func serveToDemoClient(t *testing.T, rec []protocol.Msg, clientOpts demo.ClientOptions) (*AgentResult, demo.Summary, error, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	var logBuf testkit.Buffer
 	toAgentR, toAgentW := io.Pipe()
@@ -253,15 +253,13 @@ func TestReplayClientTimeout(t *testing.T) {
 	toClientR, toClientW := io.Pipe()
 	go io.Copy(io.Discard, toAgentR) // an agent that reads and never answers
 	defer toClientW.Close()
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// A replay that waited on a silent agent past its Timeout would run
+	// into ctx and fail with its error.
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	res, err := RunClient(ctx, rec, toClientR, toAgentW, ClientOptions{Timeout: 200 * time.Millisecond, Settle: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
-	}
-	if took := time.Since(start); took > 2*time.Second {
-		t.Errorf("a silent agent held the replay for %v", took)
 	}
 	if res.Match() || res.Sent != 1 || len(res.Notes) != 2 || !strings.Contains(res.Notes[0], "timed out after 200ms waiting for the answer to initialize") {
 		t.Errorf("sent %d, notes %q", res.Sent, res.Notes)

@@ -13,6 +13,10 @@ type Envelope struct {
 	// Method and Path of the HTTP request ("POST", "/acp").
 	Method string `json:"method,omitempty"`
 	Path   string `json:"path,omitempty"`
+	// Proto is the HTTP version the exchange used, as Go names it
+	// ("HTTP/1.1", "HTTP/2.0"); empty in captures made before it was
+	// recorded. The RFD requires HTTP/2 for Streamable HTTP.
+	Proto string `json:"proto,omitempty"`
 	// Status of the HTTP response, when known (200, 202, 101, 4xx…).
 	Status int `json:"status,omitempty"`
 	// Stream names what carried the frame; one of the Stream* constants.

@@ -23,9 +23,14 @@ type result struct {
 	toAgent   *testkit.Buffer // every byte the client wrote
 }
 
+// waitLimit bounds every wait for a conversation, a process or a
+// goroutine: generous, since the machines the tests run on are shared and
+// busy; a passing wait returns as soon as its condition holds.
+const waitLimit = 2 * time.Minute
+
 func converse(t *testing.T, ao AgentOptions, co ClientOptions) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	c2aR, c2aW := io.Pipe()
 	a2cR, a2cW := io.Pipe()
@@ -155,11 +160,11 @@ func TestConversation(t *testing.T) {
 // waitGoroutines fails when goroutines started by the tests outlive them.
 func waitGoroutines(t *testing.T, before int) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(waitLimit)
 	for runtime.NumGoroutine() > before {
 		if time.Now().After(deadline) {
 			buf := make([]byte, 1<<16)
-			t.Fatalf("goroutines leaked: %d > %d\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+			t.Fatalf("goroutines leaked: %d > %d after %v\n%s", runtime.NumGoroutine(), before, waitLimit, buf[:runtime.Stack(buf, true)])
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -27,7 +27,7 @@ func fuzzSeeds(f *testing.F, pick func(result) []byte) {
 func FuzzAgentInput(f *testing.F) {
 	fuzzSeeds(f, func(r result) []byte { return []byte(r.toAgent.String()) })
 	f.Fuzz(func(t *testing.T, in []byte) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit) // a hang fails with its error
 		defer cancel()
 		err := RunAgent(ctx, bytes.NewReader(in), io.Discard, AgentOptions{})
 		if err != nil && !errors.Is(err, ErrProtocol) {
@@ -41,7 +41,7 @@ func FuzzAgentInput(f *testing.F) {
 func FuzzClientInput(f *testing.F) {
 	fuzzSeeds(f, func(r result) []byte { return []byte(r.toClient.String()) })
 	f.Fuzz(func(t *testing.T, in []byte) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*waitLimit) // a backstop: the hang check fires first
 		defer cancel()
 		done := make(chan struct{})
 		go func() { // the client under test; must end on its own
@@ -50,8 +50,8 @@ func FuzzClientInput(f *testing.F) {
 		}()
 		select {
 		case <-done:
-		case <-time.After(4 * time.Second):
-			t.Fatal("RunClient hung")
+		case <-time.After(waitLimit):
+			t.Fatalf("RunClient did not end within %v", waitLimit)
 		}
 	})
 }

@@ -67,7 +67,7 @@ func TestAgentAnswers(t *testing.T) {
 func runAgentOn(t *testing.T, input string) []string {
 	t.Helper()
 	var out testkit.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	if err := RunAgent(ctx, strings.NewReader(input), &out, AgentOptions{}); err != nil {
 		t.Fatalf("RunAgent: %v", err)

@@ -99,7 +99,7 @@ func installTS() (dir, skip string) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", "TypeScript interop skipped: " + err.Error()
 	}
-	for _, name := range []string{"package.json", "agent.mjs", "client.mjs"} {
+	for _, name := range []string{"package.json", "agent.mjs", "client.mjs", "http-client.mjs", "http-server.mjs"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "ts", name))
 		if err == nil {
 			err = os.WriteFile(filepath.Join(dir, name), b, 0o644)

@@ -14,6 +14,10 @@
 //	ignore-eof [--ignore-term]
 //	                    echo, then keep running after stdin EOF, as codex-acp
 //	                    does; with --ignore-term SIGTERM is ignored as well
+//	talk N MS [--ignore-term]
+//	                    echo, then after stdin EOF write "talk I" on stderr N
+//	                    times (0: forever), one every MS milliseconds, then
+//	                    fall silent and keep running
 //	spawn-child         start a child (in the agent's process group) that sleeps
 //	                    forever, print "child PID" on stderr, then echo
 //	burst N S [RATE]    write N newline-terminated JSON lines of S bytes each
@@ -40,7 +44,7 @@ import (
 // Main runs the mode named by args[0] and returns the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "testagent: mode required: echo, acp, exit, exit-at-once, kill-self, stderr, ignore-eof, spawn-child, burst, trap, sleep")
+		fmt.Fprintln(stderr, "testagent: mode required: echo, acp, exit, exit-at-once, kill-self, stderr, ignore-eof, talk, spawn-child, burst, trap, sleep")
 		return 2
 	}
 	mode, rest := args[0], args[1:]
@@ -66,6 +70,13 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			signal.Ignore(syscall.SIGTERM)
 		}
 		echo(stdin, stdout, stderr)
+		sleepForever()
+	case "talk":
+		if len(rest) > 2 && rest[2] == "--ignore-term" {
+			signal.Ignore(syscall.SIGTERM)
+		}
+		echo(stdin, stdout, stderr)
+		talk(stderr, atoiAt(rest, 0, 10), atoiAt(rest, 1, 100))
 		sleepForever()
 	case "spawn-child":
 		return spawnChild(stdin, stdout, stderr)
@@ -169,6 +180,14 @@ func sigName(s syscall.Signal) string {
 		return "SIGHUP"
 	}
 	return s.String()
+}
+
+// talk writes n numbered lines (n 0: forever) to w, ms milliseconds apart.
+func talk(w io.Writer, n, ms int) {
+	for i := 1; n == 0 || i <= n; i++ {
+		fmt.Fprintf(w, "talk %d\n", i)
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+	}
 }
 
 func sleepForever() {

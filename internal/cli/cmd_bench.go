@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/acpscope/acpscope/internal/testagent/peer"
+	"github.com/acpscope/acpscope/proxy"
+	flag "github.com/spf13/pflag"
+)
+
+// benchHelp is `acpscope bench`'s synopsis, examples and flags.
+func benchHelp() help {
+	return help{
+		usage: "[flags]",
+		example: `  acpscope bench
+  acpscope bench --msgs 200000 --big-count 3 --setups b,d
+  acpscope bench --setups a,b,c,d,e     # e: the proxy with --no-capture, to see what capture costs`,
+		setup: benchFlags,
+	}
+}
+
+// benchPeerHelp is `acpscope bench-peer`'s synopsis.
+func benchPeerHelp() help {
+	return help{
+		usage: "MODE [ARGS]",
+	}
+}
+
+// runBenchPeer is the test agent the benchmark drives (modes echo and
+// burst, and the rest of internal/testagent's), so the bench needs no
+// source tree.
+func runBenchPeer(_ *flag.FlagSet, args []string) (int, error) {
+	return peer.Main(args, os.Stdin, os.Stdout, os.Stderr), nil
+}
+
+func benchFlags(fs *flag.FlagSet) {
+	fs.Int("rtt", 20000, "request/response round trips to time")
+	fs.Int("msgs", 1000000, "lines for the msgs/s run (agent to client)")
+	fs.Int("msg-size", 200, "bytes per line and per round-trip message, newline included")
+	fs.Int("big-count", 10, "lines for the MB/s run")
+	fs.Int("big-size", 10_000_000, "bytes per line in the MB/s run")
+	fs.Int("rss-size", 100<<20, "one line of this many bytes to measure peak RSS (0: skip)")
+	fs.Int("reps", 3, "repeat each throughput run this many times, setups alternating; the median counts")
+	fs.Int("paced-msgs", 500_000, "also run (b) and (d) with the agent paced to this many lines/s, to check capture loses nothing and forwarding keeps the pace (negative: skip)")
+	fs.Int("paced-mb", 250, "also run (b) and (d) with big lines paced to this many MB/s (negative: skip)")
+	fs.Int("paced-big-count", 50, "lines for the paced MB/s run: more than the capture queue can hide")
+	fs.String("setups", "a,b,c,d", "setups to run: a direct, b minimal forwarder, c tee pipeline, d acpscope with capture, e acpscope --no-capture")
+	fs.String("keep", "", "keep the forwarder, logs and captures in this directory")
+}
+
+func runBench(fs *flag.FlagSet, args []string) (int, error) {
+	if len(args) > 0 {
+		return 2, usageErrorf("bench takes no arguments (got %q)", args)
+	}
+	cfg, err := benchConfig(fs)
+	if err != nil {
+		return 2, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return 1, fmt.Errorf("finding our own binary to benchmark: %w", err)
+	}
+	cfg.Agent, cfg.Proxy, cfg.Progress = []string{exe, "bench-peer"}, benchProxy(exe), os.Stderr
+	if cfg.Dir, _ = fs.GetString("keep"); cfg.Dir != "" {
+		if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+			return 1, err
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := proxy.Bench(ctx, cfg)
+	if err != nil {
+		return 1, err
+	}
+	rep.Print(os.Stdout)
+	return 0, nil
+}
+
+// benchConfig reads the flags, refusing what Bench would otherwise
+// take silently: a count of zero (which Bench reads as "the default"), a
+// negative one, and setups it does not know.
+func benchConfig(fs *flag.FlagSet) (proxy.BenchConfig, error) {
+	var cfg proxy.BenchConfig
+	positive := []struct {
+		name string
+		dst  *int
+	}{
+		{"rtt", &cfg.RTTCount}, {"msgs", &cfg.MsgCount}, {"msg-size", &cfg.MsgSize},
+		{"big-count", &cfg.BigCount}, {"big-size", &cfg.BigSize}, {"reps", &cfg.Reps}, {"paced-big-count", &cfg.PacedBigCount},
+	}
+	for _, p := range positive {
+		if *p.dst, _ = fs.GetInt(p.name); *p.dst <= 0 {
+			return cfg, usageErrorf("--%s must be a positive number, got %d", p.name, *p.dst)
+		}
+	}
+	if cfg.RSSSize, _ = fs.GetInt("rss-size"); cfg.RSSSize < 0 {
+		return cfg, usageErrorf("--rss-size must be a size in bytes, or 0 to skip, got %d", cfg.RSSSize)
+	} else if cfg.RSSSize == 0 {
+		cfg.RSSSize = -1 // Bench's "skip"
+	}
+	for _, p := range []struct {
+		name string
+		dst  *int
+	}{{"paced-msgs", &cfg.PacedMsgRate}, {"paced-mb", &cfg.PacedMBRate}} {
+		if *p.dst, _ = fs.GetInt(p.name); *p.dst == 0 {
+			return cfg, usageErrorf("--%s must be a rate above 0, or negative to skip, got 0", p.name)
+		}
+	}
+	setups, _ := fs.GetString("setups")
+	cfg.Setups = strings.Split(setups, ",")
+	if err := proxy.CheckBenchSetups(cfg.Setups); err != nil {
+		return cfg, usageErrorf("--setups: %v", err)
+	}
+	return cfg, nil
+}
+
+// benchProxy runs this very binary as the stdio proxy, as an editor would.
+func benchProxy(exe string) func(capturePath string, agent []string) *exec.Cmd {
+	return func(capturePath string, agent []string) *exec.Cmd {
+		args := []string{"--quiet", "--capture", capturePath}
+		if capturePath == "" {
+			args = []string{"--quiet", "--no-capture"}
+		}
+		return exec.Command(exe, append(append(args, "--"), agent...)...)
+	}
+}

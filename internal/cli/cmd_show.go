@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/human"
+	flag "github.com/spf13/pflag"
+)
+
+// showHelp is `acpscope show`'s synopsis, examples and flags.
+func showHelp() help {
+	return help{
+		usage:   "[CAPTURE] SEQ",
+		example: `  acpscope show latest 12`,
+		setup:   captureDirFlag,
+	}
+}
+
+func runShow(fs *flag.FlagSet, args []string) (int, error) {
+	if len(args) == 0 || len(args) > 2 {
+		return 2, usageErrorf("expected [CAPTURE] SEQ, got %q", args)
+	}
+	seq, err := strconv.ParseUint(args[len(args)-1], 10, 64)
+	if err != nil {
+		return 2, usageErrorf("SEQ must be a sequence number as 'acpscope dump' prints it, got %q", args[len(args)-1])
+	}
+	src, _, code, err := openFiltered(fs, args[:len(args)-1], oneCapture, capture.OpenComplete)
+	if err != nil {
+		return code, err
+	}
+	defer src.Close()
+	if err := showRecord(src, seq, ""); err != nil {
+		return 1, err
+	}
+	rec, _ := src.Record(seq)
+	if rec.Peer != 0 {
+		fmt.Println()
+		return 0, showRecord(src, rec.Peer, "paired with ")
+	}
+	return 0, nil
+}
+
+func showRecord(src capture.Source, seq uint64, prefix string) error {
+	rec, err := src.Record(seq)
+	switch {
+	case errors.Is(err, capture.ErrNoRecord) && src.Last() == 0:
+		return fmt.Errorf("no record %d: the capture is empty", seq)
+	case errors.Is(err, capture.ErrNoRecord):
+		return fmt.Errorf("no record %d: the capture holds 1 to %d", seq, src.Last())
+	case err != nil:
+		return err
+	}
+	body, err := src.Body(seq)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s#%d  %s  %s %s  %s\n", prefix, rec.Seq, rec.When().Local().Format("2006-01-02 15:04:05.000000"),
+		rec.Dir, arrow(&rec), rec.Kind)
+	printField("id", string(rec.ID))
+	printField("method", rec.Method)
+	printField("session", rec.Session)
+	printField("size", strconv.FormatInt(rec.Size, 10)+" bytes")
+	if rec.Latency > 0 {
+		printField("latency", human.Duration(rec.Latency))
+	}
+	if names := rec.Flags.Names(); len(names) > 0 {
+		printField("flags", strings.Join(names, ", "))
+	}
+	if rec.HTTP != nil {
+		env, _ := json.Marshal(rec.HTTP)
+		printField("http", string(env))
+	}
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, body, "", "  ") == nil {
+		pretty.WriteByte('\n')
+		_, err = os.Stdout.Write(pretty.Bytes())
+		return err
+	}
+	fmt.Printf("%s\n", strconv.Quote(string(body)))
+	return nil
+}
+
+func printField(name, value string) {
+	if value != "" {
+		fmt.Printf("  %-8s %s\n", name+":", value)
+	}
+}
