@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acpscope/acpscope/protocol"
 )
 
 func notif(i int) string {
@@ -284,7 +286,7 @@ func fakeFeed(t *testing.T, answer string, hangUp bool) string {
 
 // AppendJSONLString is one record line for fake feeds.
 func AppendJSONLString(seq uint64) string {
-	r := Record{Seq: seq, Time: 1, Dir: 2, Kind: 3, Body: []byte(`{"jsonrpc":"2.0","method":"x"}`)}
+	r := Record{Msg: protocol.Msg{Seq: seq, Time: 1, Dir: 2, Kind: 3, Body: []byte(`{"jsonrpc":"2.0","method":"x"}`)}}
 	return string(AppendJSONL(nil, &r)) + "\n"
 }
 

@@ -13,7 +13,7 @@ import (
 //	meta         "version" → decimal FormatVersion
 //	             "meta"    → Meta as JSON
 //	             "last"    → 8-byte big-endian highest committed seq
-//	             "findings"→ []Finding as JSON
+//	             "findings"→ []protocol.Finding as JSON
 //	msgs         seg key → encoded metadata of a segment's records
 //	bodies       seg key → the segment's bodies, concatenated
 //	bodies-big   seg key → a bucket holding "body" → the one body of a

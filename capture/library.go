@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acpscope/acpscope/protocol"
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
@@ -209,7 +210,7 @@ func Resolve(dir, name string) (string, error) {
 }
 
 // SaveFindings replaces the lint findings stored with a finished capture.
-func SaveFindings(path string, fs []Finding) error {
+func SaveFindings(path string, fs []protocol.Finding) error {
 	if err := checkHeader(path); err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acpscope/acpscope/protocol"
 )
 
 func TestNewName(t *testing.T) {
@@ -108,7 +110,7 @@ func TestListResolveFindings(t *testing.T) {
 	}
 
 	path := filepath.Join(dir, names[1])
-	fs := []Finding{{Rule: "jsonrpc/version", Severity: "error", Message: "bad", Seqs: []uint64{1}}}
+	fs := []protocol.Finding{{Rule: "jsonrpc/version", Severity: protocol.Error, Message: "bad", Seqs: []uint64{1}}}
 	if err := SaveFindings(path, fs); err != nil {
 		t.Fatal(err)
 	}

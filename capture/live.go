@@ -10,6 +10,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/acpscope/acpscope/protocol"
 )
 
 // Live reads a running proxy's capture through its feed. Records arrive in
@@ -394,7 +396,7 @@ func (l *Live) Scan(from uint64, fn func(*Record) bool) error {
 }
 
 // Findings returns nil: lint runs on finished captures.
-func (l *Live) Findings() ([]Finding, error) { return nil, nil }
+func (l *Live) Findings() ([]protocol.Finding, error) { return nil, nil }
 
 // Close stops following the feed. It is idempotent.
 func (l *Live) Close() error {

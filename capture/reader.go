@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acpscope/acpscope/protocol"
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
@@ -274,7 +275,7 @@ func (r *Reader) Lookup(ix Index, term string) (seqs []uint64, err error) {
 }
 
 // Findings returns the stored lint findings.
-func (r *Reader) Findings() (fs []Finding, err error) {
+func (r *Reader) Findings() (fs []protocol.Finding, err error) {
 	defer r.guard(&err)()
 	err = r.db.View(func(tx *bolt.Tx) error {
 		fs, err = readFindings(tx)
@@ -407,17 +408,17 @@ func lookup(tx *bolt.Tx, ix Index, term string, format int) ([]uint64, error) {
 	return seqs, nil
 }
 
-func readFindings(tx *bolt.Tx) ([]Finding, error) {
+func readFindings(tx *bolt.Tx) ([]protocol.Finding, error) {
 	v := tx.Bucket(bucketMeta).Get(keyFindings)
 	if v == nil {
 		return nil, nil
 	}
-	fs := []Finding{} // non-nil: linted, even when lint found nothing
+	fs := []protocol.Finding{} // non-nil: linted, even when lint found nothing
 	if err := json.Unmarshal(v, &fs); err != nil {
 		return nil, fmt.Errorf("stored findings: %w", err)
 	}
 	if fs == nil {
-		fs = []Finding{}
+		fs = []protocol.Finding{}
 	}
 	return fs, nil
 }

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -60,11 +61,6 @@ var defaultPatterns = []string{
 	`AKIA[0-9A-Z]{16}`,
 	`AIza[0-9A-Za-z_\-]{30,}`,
 	`(?i)(?:api[_-]?key|token|secret|password|passwd)["']?\s*[=:]\s*["']?(?P<secret>[^\s"',;]{6,})`,
-}
-
-// mcpMethods carry mcpServers (with env and headers) in their params.
-var mcpMethods = map[string]bool{
-	"session/new": true, "session/load": true, "session/resume": true, "session/fork": true,
 }
 
 // NewRedactor compiles the default rules plus opts.
@@ -169,7 +165,7 @@ func (r *Redactor) secretRule(method string, path []string) string {
 		return ""
 	case method == "authenticate" && n == 1 && path[0] == "params":
 		return "authenticate params"
-	case mcpMethods[method] && n == 4 && path[0] == "params" && path[1] == "mcpServers" &&
+	case protocol.CarriesMCPServers(method) && n == 4 && path[0] == "params" && path[1] == "mcpServers" &&
 		(path[3] == "env" || path[3] == "headers"):
 		return "mcpServers " + path[3]
 	case method == "initialize" && n == 3 && path[0] == "params" && path[1] == "_meta" &&

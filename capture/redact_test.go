@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -165,11 +166,10 @@ func TestRedactRecord(t *testing.T) {
 		want string
 		n    int
 	}{
-		{"stderr bearer", Record{Seq: 7, Kind: wire.KindStderr, Body: []byte(`DEBUG Authorization: Bearer abcdefghijkl`)}, `DEBUG Authorization: Bearer <redacted>`, 1},
-		{"stderr github token", Record{Seq: 8, Kind: wire.KindStderr, Body: []byte(`using ghp_abcdefghijklmnopqrstuv now`)}, `using <redacted> now`, 1},
-		{"stderr plain", Record{Seq: 9, Kind: wire.KindStderr, Body: []byte(`listening on 127.0.0.1`)}, `listening on 127.0.0.1`, 0},
-		{"http headers", Record{Seq: 10, Kind: wire.KindRequest, Method: "session/new", Body: []byte(`{"id":1,"method":"session/new","params":{}}`),
-			HTTP: &wire.Envelope{Method: "POST", Headers: map[string]string{"Authorization": "Bearer x", "Cookie": "a=b", "Acp-Session-Id": "s"}}},
+		{"stderr bearer", Record{Msg: protocol.Msg{Seq: 7, Kind: wire.KindStderr, Body: []byte(`DEBUG Authorization: Bearer abcdefghijkl`)}}, `DEBUG Authorization: Bearer <redacted>`, 1},
+		{"stderr github token", Record{Msg: protocol.Msg{Seq: 8, Kind: wire.KindStderr, Body: []byte(`using ghp_abcdefghijklmnopqrstuv now`)}}, `using <redacted> now`, 1},
+		{"stderr plain", Record{Msg: protocol.Msg{Seq: 9, Kind: wire.KindStderr, Body: []byte(`listening on 127.0.0.1`)}}, `listening on 127.0.0.1`, 0},
+		{"http headers", Record{Msg: protocol.Msg{Seq: 10, Kind: wire.KindRequest, Method: "session/new", Body: []byte(`{"id":1,"method":"session/new","params":{}}`), HTTP: &wire.Envelope{Method: "POST", Headers: map[string]string{"Authorization": "Bearer x", "Cookie": "a=b", "Acp-Session-Id": "s"}}}},
 			`{"id":1,"method":"session/new","params":{}}`, 2},
 	}
 	for _, tt := range tests {

@@ -3,6 +3,7 @@ package replay
 import (
 	"strings"
 
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -40,7 +41,7 @@ var paramsIgnore = Ignore{"sessionId", "**.sessionId", "_meta", "**._meta", "**.
 // at indexes where usable(i) holds: those with the same method by how few
 // params differ (another session's costs more); failing any, the closest
 // method. sameMethod tells which it found.
-func nearest(rec []Message, live *Message, usable func(int) bool, mapOld func(string) string) (best candidate, sameMethod bool, found bool) {
+func nearest(rec []protocol.Msg, live *protocol.Msg, usable func(int) bool, mapOld func(string) string) (best candidate, sameMethod bool, found bool) {
 	bestScore := -1
 	for i := range rec {
 		r := &rec[i]

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/proxy"
 	"github.com/acpscope/acpscope/wire"
 )
@@ -152,7 +153,7 @@ func recordHTTPBodies(t *testing.T, posts, events []string) string {
 // the message was laid out, is the message, compacted.
 func TestRawLineIsJSON(t *testing.T) {
 	for _, body := range []string{"{}", "{\n}\n", "[\r\n 1,\n 2\n]", "{\"s\":\"a\\nb\"}\n\n"} {
-		line := string(rawLine(&capture.Record{Body: []byte(body), HTTP: &wire.Envelope{Stream: wire.StreamPOST}}))
+		line := string(rawLine(&capture.Record{Msg: protocol.Msg{Body: []byte(body), HTTP: &wire.Envelope{Stream: wire.StreamPOST}}}))
 		var want bytes.Buffer
 		json.Compact(&want, []byte(body))
 		if line != want.String()+"\n" {
