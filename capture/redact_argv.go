@@ -172,3 +172,57 @@ func (r *Redactor) Argv(args []string) ([]string, []Redaction) {
 	}
 	return out, found
 }
+
+// commandHints are the tools of argvTools; a text naming none of them
+// has no command line worth reading word by word.
+var commandHints = []string{"sshpass", "mysql", "mariadb", "redis-cli", "curl", "docker", "podman", "sqlcmd"}
+
+// commandSpans reads a command line written as text (a shell's -c
+// argument, a terminal's command string) as an argument vector, so that
+// "mysql -uroot -pSECRET" is judged as ["mysql", "-uroot", "-pSECRET"].
+func commandSpans(b []byte, json bool, add func(span)) {
+	if !containsAny(b, commandHints) {
+		return
+	}
+	scan := newArgvScan("")
+	idx := 0
+	forEachWord(b, json, func(s, e int) {
+		if st, en, rule, ok := scan.step(idx, b[s:e]); ok {
+			add(span{start: s + st, end: s + en, kind: rule})
+		}
+		idx++
+	})
+}
+
+// forEachWord calls fn with the span of each shell-ish word of b: runs
+// between blanks, quotes and command separators, and inside a JSON
+// string between escapes too (\n, \").
+func forEachWord(b []byte, json bool, fn func(s, e int)) {
+	start := -1
+	for i := 0; i < len(b); i++ {
+		n := 0
+		switch c := b[i]; {
+		case json && c == '\\':
+			n = 2
+			if i+1 < len(b) && b[i+1] == 'u' {
+				n = 6
+			}
+		case strings.IndexByte(" \t\r\n\"'`();|&<>", c) >= 0:
+			n = 1
+		}
+		if n == 0 {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			fn(start, i)
+			start = -1
+		}
+		i += n - 1
+	}
+	if start >= 0 {
+		fn(start, len(b))
+	}
+}

@@ -134,6 +134,13 @@ func TestRedactPlaces(t *testing.T) {
 			paths:  []string{"params.args.1", "params.args.7", "params.args.10", "params.args.18"},
 		},
 		{
+			name:   "a command line written as one string",
+			method: "terminal/create",
+			in:     `{"id":3,"method":"terminal/create","params":{"command":"bash","args":["-c","mysql -uroot -pFAKEmyEXAMPLE app \u0026\u0026 curl -u 'admin:FAKEcurlEXAMPLE' https://h; sshpass -p FAKEsshEXAMPLE ssh -p 2222 h"]}}`,
+			want:   `{"id":3,"method":"terminal/create","params":{"command":"bash","args":["-c","mysql -uroot -p<redacted> app \u0026\u0026 curl -u 'admin:<redacted>' https://h; sshpass -p <redacted> ssh -p 2222 h"]}}`,
+			paths:  []string{"params.args.1"},
+		},
+		{
 			name:   "mcpServers in any message, object forms, http headers arrays",
 			method: "_zed/config",
 			in:     `{"id":1,"method":"_zed/config","params":{"mcpServers":{"gh":{"command":"x","env":{"ANY":"FAKEenvEXAMPLE"}},"web":{"url":"https://m","headers":[{"name":"X-Custom","value":"FAKEhdrEXAMPLE"}]}}}}`,

@@ -81,6 +81,7 @@ func (r *Redactor) textSpans(b []byte, json bool) []span {
 	}
 	settingSpans(b, json, add)
 	flagSpans(b, add)
+	commandSpans(b, json, add)
 	urlPasswordSpans(b, add)
 	keyBlockSpans(b, add)
 	puttySpans(b, add)
