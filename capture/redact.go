@@ -81,14 +81,14 @@ func NewRedactor(opts RedactOptions) (*Redactor, error) {
 // method is the message's method, or for a response the method of the
 // request it answers. Bodies that are not JSON are read as text.
 func (r *Redactor) Message(method string, body []byte) ([]byte, []Redaction) {
-	if !json.Valid(body) {
-		spans := r.textSpans(body, false)
-		if len(spans) == 0 {
-			return body, nil
-		}
-		return applySpans(body, spans), []Redaction{{Path: "(text)", Rule: spanKinds(spans)}}
+	if out, found, ok := r.message(method, body); ok {
+		return out, found
 	}
-	return r.message(method, body)
+	spans := r.textSpans(body, false)
+	if len(spans) == 0 {
+		return body, nil
+	}
+	return applySpans(body, spans), []Redaction{{Path: "(text)", Rule: spanKinds(spans)}}
 }
 
 // batchMemberMethod finds the method of the batch element path[0].
@@ -126,7 +126,7 @@ func (r *Redactor) secretRule(method string, path []string) string {
 		strings.Contains(strings.ToLower(path[2]), "gateway"):
 		return "initialize gateway token"
 	}
-	if credentialKey.MatchString(path[n-1]) && underMeta(path[:n-1]) {
+	if underMeta(path[:n-1]) && credentialKey.MatchString(path[n-1]) {
 		return "_meta credential key"
 	}
 	if strings.EqualFold(path[n-1], "headers") && underMeta(path[:n-1]) {
@@ -177,10 +177,14 @@ func (r *Redactor) Record(rec *Record) []Redaction {
 	switch {
 	case rec.Kind == wire.KindStderr:
 		found = r.line(lineKey{rec.Conn, rec.Dir, true}, rec, "(stderr)")
-	case len(rec.Body) > 0 && !json.Valid(rec.Body):
-		found = r.line(lineKey{rec.Conn, rec.Dir, false}, rec, "(text)")
 	case len(rec.Body) > 0:
-		rec.Body, found = r.message(rec.Method, rec.Body)
+		out, list, ok := r.message(rec.Method, rec.Body)
+		if !ok {
+			list = r.line(lineKey{rec.Conn, rec.Dir, false}, rec, "(text)")
+		} else {
+			rec.Body = out
+		}
+		found = list
 	}
 	env, headers := r.Envelope(rec.HTTP)
 	rec.HTTP = env

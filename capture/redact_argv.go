@@ -175,7 +175,7 @@ func (r *Redactor) Argv(args []string) ([]string, []Redaction) {
 
 // commandHints are the tools of argvTools; a text naming none of them
 // has no command line worth reading word by word.
-var commandHints = []string{"sshpass", "mysql", "mariadb", "redis-cli", "curl", "docker", "podman", "sqlcmd"}
+var commandHints = hints("sshpass", "mysql", "mariadb", "redis-cli", "curl", "docker", "podman", "sqlcmd")
 
 // commandSpans reads a command line written as text (a shell's -c
 // argument, a terminal's command string) as an argument vector, so that

@@ -65,16 +65,18 @@ type msgScan struct {
 
 func newMsgScan(r *Redactor, method string, body []byte) *msgScan {
 	return &msgScan{r: r, body: body, method: method,
-		batch: bytes.TrimLeft(body, " \t\r\n")[0] == '[',
+		batch: bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("[")),
 		where: map[string]int{}, pairs: map[int]*pairSlot{}, argv: map[int]*argvList{}, commands: map[int]string{}}
 }
 
-// message redacts one JSON message; body must be valid JSON.
-func (r *Redactor) message(method string, body []byte) ([]byte, []Redaction) {
+// message redacts one JSON message; ok is false when body is not JSON.
+func (r *Redactor) message(method string, body []byte) (out []byte, found []Redaction, ok bool) {
 	s := newMsgScan(r, method, body)
-	_ = WalkJSON(body, s.visit)
+	if WalkJSON(body, s.visit) != nil {
+		return body, nil, false
+	}
 	s.finish()
-	return ApplyEdits(body, mergeEdits(s.edits)), s.list()
+	return ApplyEdits(body, mergeEdits(s.edits)), s.list(), true
 }
 
 // list returns what was found in document order.

@@ -27,7 +27,7 @@ type shape struct {
 	re   *regexp.Regexp
 	// hints: the rule runs only on texts holding one of them (cheap
 	// bytes.Contains before a regular expression).
-	hints []string
+	hints [][]byte
 	// bounded: the match must not continue a word (sk- in "task-list").
 	bounded bool
 	// accept, when set, confirms a match (Basic credentials decode to
@@ -39,23 +39,23 @@ type shape struct {
 // for. Each is an obviously structured prefix plus a body, so a match in
 // prose is almost always a real key.
 var shapes = []shape{
-	{kind: "anthropic key", re: regexp.MustCompile(`sk-ant-[A-Za-z0-9_\-]{20,}`), hints: []string{"sk-ant-"}, bounded: true},
-	{kind: "openai key", re: regexp.MustCompile(`sk-[A-Za-z0-9_\-]{8,}`), hints: []string{"sk-"}, bounded: true},
-	{kind: "google api key", re: regexp.MustCompile(`AIza[0-9A-Za-z_\-]{30,}`), hints: []string{"AIza"}, bounded: true},
-	{kind: "github token", re: regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{16,}`), hints: []string{"gh"}, bounded: true},
-	{kind: "github token", re: regexp.MustCompile(`github_pat_[A-Za-z0-9_]{22,}`), hints: []string{"github_pat_"}, bounded: true},
-	{kind: "gitlab token", re: regexp.MustCompile(`gl(?:pat|dt|ptt|rt|soat|cbt|imt|ft)-[A-Za-z0-9_\-]{20,}`), hints: []string{"gl"}, bounded: true},
-	{kind: "slack token", re: regexp.MustCompile(`xox[abprse]-[A-Za-z0-9\-]{10,}`), hints: []string{"xox"}, bounded: true},
-	{kind: "slack token", re: regexp.MustCompile(`xapp-[0-9]-[A-Za-z0-9\-]{10,}`), hints: []string{"xapp-"}, bounded: true},
-	{kind: "stripe key", re: regexp.MustCompile(`[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`), hints: []string{"k_live_", "k_test_"}, bounded: true},
-	{kind: "stripe key", re: regexp.MustCompile(`whsec_[A-Za-z0-9+/=]{24,}`), hints: []string{"whsec_"}, bounded: true},
-	{kind: "aws access key id", re: regexp.MustCompile(`(?:AKIA|ASIA)[0-9A-Z]{16}`), hints: []string{"AKIA", "ASIA"}, bounded: true},
-	{kind: "jwt", re: regexp.MustCompile(`eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*`), hints: []string{"eyJ"}, bounded: true},
-	{kind: "npm token", re: regexp.MustCompile(`npm_[A-Za-z0-9]{36}`), hints: []string{"npm_"}, bounded: true},
-	{kind: "hugging face token", re: regexp.MustCompile(`hf_[A-Za-z0-9]{30,}`), hints: []string{"hf_"}, bounded: true},
-	{kind: "pypi token", re: regexp.MustCompile(`pypi-AgE[A-Za-z0-9_\-]{50,}`), hints: []string{"pypi-"}, bounded: true},
-	{kind: "bearer token", re: regexp.MustCompile(`(?i)bearer\s+(?P<secret>[A-Za-z0-9._~+/=\-]{8,})`), hints: []string{"earer", "EARER"}, bounded: true},
-	{kind: "basic credentials", re: regexp.MustCompile(`(?i)basic\s+(?P<secret>[A-Za-z0-9+/]{6,}={0,2})`), hints: []string{"asic", "ASIC"}, bounded: true, accept: userPassword},
+	{kind: "anthropic key", re: regexp.MustCompile(`sk-ant-[A-Za-z0-9_\-]{20,}`), hints: hints("sk-ant-"), bounded: true},
+	{kind: "openai key", re: regexp.MustCompile(`sk-[A-Za-z0-9_\-]{8,}`), hints: hints("sk-"), bounded: true},
+	{kind: "google api key", re: regexp.MustCompile(`AIza[0-9A-Za-z_\-]{30,}`), hints: hints("AIza"), bounded: true},
+	{kind: "github token", re: regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{16,}`), hints: hints("gh"), bounded: true},
+	{kind: "github token", re: regexp.MustCompile(`github_pat_[A-Za-z0-9_]{22,}`), hints: hints("github_pat_"), bounded: true},
+	{kind: "gitlab token", re: regexp.MustCompile(`gl(?:pat|dt|ptt|rt|soat|cbt|imt|ft)-[A-Za-z0-9_\-]{20,}`), hints: hints("gl"), bounded: true},
+	{kind: "slack token", re: regexp.MustCompile(`xox[abprse]-[A-Za-z0-9\-]{10,}`), hints: hints("xox"), bounded: true},
+	{kind: "slack token", re: regexp.MustCompile(`xapp-[0-9]-[A-Za-z0-9\-]{10,}`), hints: hints("xapp-"), bounded: true},
+	{kind: "stripe key", re: regexp.MustCompile(`[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`), hints: hints("k_live_", "k_test_"), bounded: true},
+	{kind: "stripe key", re: regexp.MustCompile(`whsec_[A-Za-z0-9+/=]{24,}`), hints: hints("whsec_"), bounded: true},
+	{kind: "aws access key id", re: regexp.MustCompile(`(?:AKIA|ASIA)[0-9A-Z]{16}`), hints: hints("AKIA", "ASIA"), bounded: true},
+	{kind: "jwt", re: regexp.MustCompile(`eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*`), hints: hints("eyJ"), bounded: true},
+	{kind: "npm token", re: regexp.MustCompile(`npm_[A-Za-z0-9]{36}`), hints: hints("npm_"), bounded: true},
+	{kind: "hugging face token", re: regexp.MustCompile(`hf_[A-Za-z0-9]{30,}`), hints: hints("hf_"), bounded: true},
+	{kind: "pypi token", re: regexp.MustCompile(`pypi-AgE[A-Za-z0-9_\-]{50,}`), hints: hints("pypi-"), bounded: true},
+	{kind: "bearer token", re: regexp.MustCompile(`(?i)bearer\s+(?P<secret>[A-Za-z0-9._~+/=\-]{8,})`), hints: hints("earer", "EARER"), bounded: true},
+	{kind: "basic credentials", re: regexp.MustCompile(`(?i)basic\s+(?P<secret>[A-Za-z0-9+/]{6,}={0,2})`), hints: hints("asic", "ASIC"), bounded: true, accept: userPassword},
 }
 
 // userPassword confirms Basic credentials: base64 of "user:password".
@@ -125,13 +125,22 @@ func patternSpans(re *regexp.Regexp, b []byte, add func(span)) {
 	}
 }
 
-func containsAny(b []byte, hints []string) bool {
+func containsAny(b []byte, hints [][]byte) bool {
 	for _, h := range hints {
-		if bytes.Contains(b, []byte(h)) {
+		if bytes.Contains(b, h) {
 			return true
 		}
 	}
 	return false
+}
+
+// hints makes a shape's hints.
+func hints(h ...string) [][]byte {
+	out := make([][]byte, len(h))
+	for i, s := range h {
+		out[i] = []byte(s)
+	}
+	return out
 }
 
 // wordStart reports whether a match at b[i] begins a word: the byte before
