@@ -185,9 +185,8 @@ func exportMeta(src Meta, red *Redactor, opts ExportOptions) (Meta, []Redaction)
 		found[i].Path = "meta." + found[i].Path
 	}
 	text := func(where string, s *string) {
-		if spans := red.textSpans([]byte(*s), false); len(spans) > 0 {
-			*s = string(applySpans([]byte(*s), spans))
-			found = append(found, Redaction{Path: where, Rule: spanKinds(spans)})
+		if rule := red.textField(s); rule != "" {
+			found = append(found, Redaction{Path: where, Rule: rule})
 		}
 	}
 	text("meta.upstream", &m.Upstream)

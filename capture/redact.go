@@ -186,6 +186,9 @@ func (r *Redactor) Record(rec *Record) []Redaction {
 		}
 		found = list
 	}
+	if rule := r.textField(&rec.Session); rule != "" { // JSONL writes it beside the body
+		found = append(found, Redaction{Path: "session", Rule: rule})
+	}
 	env, headers := r.Envelope(rec.HTTP)
 	rec.HTTP = env
 	found = append(found, headers...)

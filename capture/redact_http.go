@@ -102,9 +102,13 @@ func (r *Redactor) Envelope(env *wire.Envelope) (*wire.Envelope, []Redaction) {
 	}
 	out := *env
 	var found []Redaction
-	if p, n := r.Text([]byte(env.Path)); n > 0 {
-		out.Path = string(p)
-		found = append(found, Redaction{Path: "http.path", Rule: "url credential"})
+	for _, f := range []struct {
+		where string
+		v     *string
+	}{{"http.path", &out.Path}, {"http.connectionId", &out.ConnectionID}, {"http.sessionId", &out.SessionID}, {"http.eventId", &out.EventID}} {
+		if rule := r.textField(f.v); rule != "" {
+			found = append(found, Redaction{Path: f.where, Rule: rule})
+		}
 	}
 	if len(env.Headers) == 0 {
 		return &out, found
@@ -118,6 +122,15 @@ func (r *Redactor) Envelope(env *wire.Envelope) (*wire.Envelope, []Redaction) {
 		}
 	}
 	return &out, found
+}
+
+// textField redacts the secrets in *v and names what it found.
+func (r *Redactor) textField(v *string) string {
+	spans := r.textSpans([]byte(*v), false)
+	if len(spans) > 0 {
+		*v = string(applySpans([]byte(*v), spans))
+	}
+	return spanKinds(spans)
 }
 
 // header redacts one header value and names what it found.

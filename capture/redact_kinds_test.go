@@ -304,3 +304,20 @@ func TestRedactArgv(t *testing.T) {
 		t.Errorf("listed %+v", found)
 	}
 }
+
+// TestRedactRecordFields: fields JSONL writes beside the body (the
+// session, the envelope's ids) are read as text too.
+func TestRedactRecordFields(t *testing.T) {
+	r, _ := NewRedactor(RedactOptions{})
+	var rec Record
+	rec.Seq, rec.Kind, rec.Session = 3, wire.KindNotification, fakeJWT
+	rec.Body = []byte(`{"method":"x","params":{}}`)
+	rec.HTTP = &wire.Envelope{Path: "/acp", ConnectionID: fakeJWT, SessionID: "s1"}
+	found := r.Record(&rec)
+	if rec.Session != Redacted || rec.HTTP.ConnectionID != Redacted || rec.HTTP.SessionID != "s1" {
+		t.Errorf("session %q, envelope %+v", rec.Session, rec.HTTP)
+	}
+	if len(found) != 2 {
+		t.Errorf("listed %+v, want the session and the connection id", found)
+	}
+}
