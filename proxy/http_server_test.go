@@ -65,7 +65,7 @@ func TestEnvelopeHeadersRedact(t *testing.T) {
 			}
 		}
 	}
-	if !strings.HasPrefix(got["authorization"], "Bearer <redacted:sha256:") {
+	if !strings.HasPrefix(got["authorization"], "Bearer <redacted:hmac:") {
 		t.Errorf("authorization: %q", got["authorization"])
 	}
 	if !strings.HasPrefix(got["set-cookie"], "sid=<redacted") || !strings.Contains(got["set-cookie"], "; Path=/; HttpOnly, b=<redacted") {
