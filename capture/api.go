@@ -6,6 +6,8 @@ package capture
 
 import (
 	"time"
+
+	"github.com/acpscope/acpscope/protocol"
 )
 
 // DefaultQueueBytes is the hand-off queue's default bound: a burst of
@@ -66,7 +68,7 @@ type Source interface {
 	Scan(from uint64, fn func(*Record) bool) error
 	// Findings returns the stored lint findings: nil when the capture
 	// was never linted, empty when lint found nothing.
-	Findings() ([]Finding, error)
+	Findings() ([]protocol.Finding, error)
 	Close() error
 }
 

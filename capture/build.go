@@ -4,6 +4,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -13,7 +14,7 @@ import (
 type builder struct {
 	w       *Writer
 	framers map[streamKey]*wire.Framer
-	pairers map[uint32]*wire.Pairer
+	pairers map[uint32]*wire.Pairer[pending]
 	waiting map[uint32]int // requests in each pairer not yet answered
 	next    uint64         // the next sequence number
 
@@ -70,7 +71,7 @@ func newBuilder(w *Writer) *builder {
 	return &builder{
 		w:       w,
 		framers: make(map[streamKey]*wire.Framer),
-		pairers: make(map[uint32]*wire.Pairer),
+		pairers: make(map[uint32]*wire.Pairer[pending]),
 		waiting: make(map[uint32]int),
 		next:    1,
 	}
@@ -190,8 +191,8 @@ func (b *builder) line(it *item, line []byte, flags wire.Flags) {
 	}
 	g.wireBytes += int64(len(line))
 	if it.stream == StreamStderr {
-		r := Record{Seq: b.next, Time: it.t, Dir: wire.DirAgent, Kind: wire.KindStderr,
-			Flags: flags | crlfFlag(line), Conn: it.conn, Size: int64(len(line))}
+		r := Record{Msg: protocol.Msg{Seq: b.next, Time: it.t, Dir: wire.DirAgent, Kind: wire.KindStderr,
+			Flags: flags | crlfFlag(line), Conn: it.conn}, Size: int64(len(line))}
 		b.add(&r, line)
 		return
 	}
@@ -217,13 +218,21 @@ func (b *builder) message(conn uint32, dir wire.Dir, t int64, body []byte, flags
 
 // fromMessage builds a record for the next seq and pairs it.
 func (b *builder) fromMessage(conn uint32, dir wire.Dir, t int64, m *wire.Message, body []byte) Record {
-	r := Record{Seq: b.next, Time: t, Dir: dir, Kind: m.Kind, Flags: m.Flags, Conn: conn,
-		Method: m.Method, Session: m.SessionID, ErrorCode: m.ErrorCode, Size: int64(len(body))}
+	r := Record{Msg: protocol.Msg{Seq: b.next, Time: t, Dir: dir, Kind: m.Kind, Flags: m.Flags, Conn: conn,
+		Method: m.Method, Session: m.SessionID}, ErrorCode: m.ErrorCode, Size: int64(len(body))}
 	if m.ID != nil {
 		r.ID = append([]byte(nil), m.ID...)
 	}
 	b.pair(&r, m.Result)
 	return r
+}
+
+// pending is what pairing keeps of a request until its response.
+type pending struct {
+	seq     uint64
+	time    int64
+	method  string
+	session string
 }
 
 // pair notes requests and links responses to them.
@@ -233,12 +242,12 @@ func (b *builder) pair(r *Record, result []byte) {
 	}
 	p := b.pairers[r.Conn]
 	if p == nil || b.waiting[r.Conn] >= maxWaiting {
-		p = wire.NewPairer() // a peer that never answers must not grow memory without end
+		p = wire.NewPairer[pending]() // a peer that never answers must not grow memory without end
 		b.pairers[r.Conn] = p
 		b.waiting[r.Conn] = 0
 	}
 	if r.Kind == wire.KindRequest {
-		if _, dup := p.Request(wire.Pending{Dir: r.Dir, ID: string(r.ID), Seq: r.Seq, Time: r.Time, Method: r.Method, SessionID: r.Session}); !dup {
+		if _, dup := p.Request(r.Dir, r.ID, pending{r.Seq, r.Time, r.Method, r.Session}); !dup {
 			b.waiting[r.Conn]++
 		}
 		return
@@ -248,12 +257,12 @@ func (b *builder) pair(r *Record, result []byte) {
 		return
 	}
 	b.waiting[r.Conn]--
-	r.Peer = req.Seq
-	r.Latency = time.Duration(r.Time - req.Time)
-	r.Method = req.Method
-	r.Session = wire.ResponseSession(req, result)
+	r.Peer = req.seq
+	r.Latency = time.Duration(r.Time - req.time)
+	r.Method = req.method
+	r.Session = protocol.ResponseSession(req.method, req.session, result)
 	g := b.group()
-	g.pairs = append(g.pairs, [2]uint64{req.Seq, r.Seq})
+	g.pairs = append(g.pairs, [2]uint64{req.seq, r.Seq})
 }
 
 // add stores r (whose Seq is b.next) with body and returns its seq.

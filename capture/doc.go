@@ -6,6 +6,12 @@
 // bug-report export and import, redaction, and the retention policy gc
 // applies.
 //
+// A Record is a protocol.Msg, the message type every package shares, with
+// what the store learns beside it (pairing, latency, size, error code).
+// capture asks protocol what messages mean (which requests open a
+// session, where MCP server secrets sit, session/update variants) and
+// wire how frames split; it knows nothing of transports or the UI.
+//
 // Records are stored in segments (runs of up to 256 consecutive records
 // or 256 KiB of bodies) so that a bbolt Put costs per segment, not per
 // message; layout.go describes the buckets, segment.go the encoding and

@@ -58,7 +58,7 @@ func TestSIGKILLDurability(t *testing.T) {
 	}
 	cmd.Wait()
 
-	if !fileExists(SocketPath(path)) {
+	if !fileExists(socketPath(t, path)) {
 		t.Error("the killed child left no socket: the stale-socket path is not exercised")
 	}
 	r, err := Open(path)
@@ -81,7 +81,7 @@ func TestSIGKILLDurability(t *testing.T) {
 		t.Errorf("scanned %d records, Last() = %d", n, r.Last())
 	}
 	t.Logf("child committed %d records before SIGKILL; file holds %d", committed, r.Last())
-	if _, err := List(dir); err != nil || fileExists(SocketPath(path)) {
+	if _, err := List(dir); err != nil || fileExists(socketPath(t, path)) {
 		t.Errorf("List did not remove the stale socket (%v)", err)
 	}
 }

@@ -20,6 +20,9 @@ var (
 	// ErrBadOption: an export or selection option names something the
 	// capture lacks, or does not parse (the caller's to fix).
 	ErrBadOption = errors.New("bad option")
+	// ErrNotPrivate: a directory meant for the live feed's socket is not
+	// this user's alone (another owner, open mode or a symbolic link).
+	ErrNotPrivate = errors.New("directory is not private")
 )
 
 // optionError is an ErrBadOption whose text is its own message alone.

@@ -113,7 +113,8 @@ func Export(src Source, dst string, opts ExportOptions) (ExportResult, error) {
 	if err != nil {
 		return res, err
 	}
-	meta := exportMeta(src.Meta(), red, opts)
+	meta, metaFound := exportMeta(src.Meta(), red, opts)
+	res.Redactions = append(res.Redactions, metaFound...)
 	w, err := Create(dst, WriterOptions{Meta: meta, NoFeed: true, QueueBytes: 256 << 20})
 	if err != nil {
 		return res, fmt.Errorf("creating the export: %w", err)
@@ -132,9 +133,7 @@ func Export(src Source, dst string, opts ExportOptions) (ExportResult, error) {
 		if rec.Flags&wire.FlagBatchMember != 0 {
 			continue // the batch line itself carries the member's bytes
 		}
-		if !opts.NoRedact {
-			res.Redactions = append(res.Redactions, red.Record(&rec)...)
-		}
+		res.Redactions = append(res.Redactions, redactRecord(red, &rec, opts)...)
 		cp.put(&rec)
 		res.Records++
 		if opts.Progress != nil && i%5000 == 4999 {
@@ -153,9 +152,21 @@ func Export(src Source, dst string, opts ExportOptions) (ExportResult, error) {
 	return res, nil
 }
 
-// exportMeta is the source's metadata, argv redacted, with notes on where
-// the export came from and whether it is redacted.
-func exportMeta(src Meta, red *Redactor, opts ExportOptions) Meta {
+// redactRecord redacts rec for an export; with --no-redact it only
+// relabels credential fingerprints, which no export carries.
+func redactRecord(red *Redactor, rec *Record, opts ExportOptions) []Redaction {
+	if opts.NoRedact {
+		red.Relabel(rec)
+		return nil
+	}
+	return red.Record(rec)
+}
+
+// exportMeta is the source's metadata, redacted, with notes on where the
+// export came from and whether it is redacted. A command line carries
+// secrets as often as a message does (--auth-token, an upstream URL with
+// a password).
+func exportMeta(src Meta, red *Redactor, opts ExportOptions) (Meta, []Redaction) {
 	m := src
 	m.Notes = map[string]string{}
 	for k, v := range src.Notes {
@@ -165,15 +176,33 @@ func exportMeta(src Meta, red *Redactor, opts ExportOptions) Meta {
 	m.Notes["exportedAt"] = time.Now().UTC().Format(time.RFC3339)
 	if opts.NoRedact {
 		m.Notes["redacted"] = "no (--no-redact)"
-		return m
+		return m, nil
 	}
 	m.Notes["redacted"] = "yes"
-	m.Argv = nil
-	for _, a := range src.Argv {
-		out, _ := red.Text([]byte(a))
-		m.Argv = append(m.Argv, string(out))
+	var found []Redaction
+	m.Argv, found = red.Argv(src.Argv)
+	for i := range found {
+		found[i].Path = "meta." + found[i].Path
 	}
-	return m
+	text := func(where string, s *string) {
+		if rule := red.textField(s); rule != "" {
+			found = append(found, Redaction{Path: where, Rule: rule})
+		}
+	}
+	text("meta.upstream", &m.Upstream)
+	text("meta.listen", &m.Listen)
+	text("meta.cwd", &m.Cwd)
+	if src.Exit != nil {
+		exit := *src.Exit
+		text("meta.exit.error", &exit.Error)
+		m.Exit = &exit
+	}
+	for _, k := range sortedKeys(m.Notes) {
+		v := m.Notes[k]
+		text("meta.notes."+k, &v)
+		m.Notes[k] = v
+	}
+	return m, found
 }
 
 // copier writes records into a Writer the way they first arrived: stdio

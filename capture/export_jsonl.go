@@ -29,9 +29,7 @@ func ExportJSONL(src Source, w io.Writer, opts ExportOptions) (ExportResult, err
 		if rec.Flags&wire.FlagBatchMember != 0 {
 			continue // the batch line itself carries the member's bytes
 		}
-		if !opts.NoRedact {
-			res.Redactions = append(res.Redactions, red.Record(&rec)...)
-		}
+		res.Redactions = append(res.Redactions, redactRecord(red, &rec, opts)...)
 		buf = AppendJSONL(buf[:0], &rec)
 		if _, err := bw.Write(append(buf, '\n')); err != nil {
 			return res, fmt.Errorf("writing JSONL: %w", err)

@@ -133,11 +133,12 @@ func TestExportRedactedSession(t *testing.T) {
 			t.Errorf("record %d:\n got  %s\n want %s", i+1, got, w)
 		}
 	}
-	if len(res.Redactions) != 4 {
-		t.Errorf("%d redactions, want 4: %+v", len(res.Redactions), res.Redactions)
+	// Four values in messages and the --token of the command line.
+	if len(res.Redactions) != 5 {
+		t.Errorf("%d redactions, want 5: %+v", len(res.Redactions), res.Redactions)
 	}
 	var stored []Redaction
-	if err := json.Unmarshal([]byte(meta.Notes["redactions"]), &stored); err != nil || len(stored) != 4 {
+	if err := json.Unmarshal([]byte(meta.Notes["redactions"]), &stored); err != nil || len(stored) != 5 {
 		t.Errorf("stored redaction list %q: %v", meta.Notes["redactions"], err)
 	}
 	if meta.Notes["redacted"] != "yes" || meta.Notes["session"] != "s1" || meta.Notes["exportedFrom"] != "src.acpscope" {

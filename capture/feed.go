@@ -15,8 +15,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// The live feed: a running writer serves its capture on a unix socket
-// (SocketPath). A client writes one JSON line {"from":N}; the server
+// The live feed: a running writer serves its capture on a unix socket in
+// a private directory (sockpath.go says where). A client writes one JSON line {"from":N}; the server
 // answers with a line {"meta":{…},"last":L}, then every record from seq N
 // on as a JSONL line (AppendJSONL, body included): first the backlog,
 // then each record as soon as it is committed. A {"meta":…} line repeats
@@ -67,14 +67,8 @@ type feedServer struct {
 }
 
 func startFeed(w *Writer) (*feedServer, error) {
-	sock := SocketPath(w.path)
-	os.Remove(sock) // Create removed a stale one; a live one cannot exist for a new file
-	ln, err := net.Listen("unix", sock)
+	ln, sock, err := listenFeed(w.path, w.opts.Warn)
 	if err != nil {
-		return nil, err
-	}
-	if err := os.Chmod(sock, 0o600); err != nil {
-		ln.Close()
 		return nil, err
 	}
 	f := &feedServer{w: w, sock: sock, ln: ln, wake: make(chan struct{}), conns: make(map[net.Conn]struct{})}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acpscope/acpscope/protocol"
 )
 
 func notif(i int) string {
@@ -107,7 +109,7 @@ func TestLiveFeedTwoSubscribers(t *testing.T) {
 			}
 		})
 	}
-	if _, err := os.Stat(SocketPath(w.Path())); !os.IsNotExist(err) {
+	if _, err := os.Stat(socketPath(t, w.Path())); !os.IsNotExist(err) {
 		t.Errorf("socket left behind: %v", err)
 	}
 }
@@ -134,7 +136,7 @@ func TestSlowSubscriberCutOff(t *testing.T) {
 	feedWriteTimeout = 200 * time.Millisecond
 	defer func() { feedWriteTimeout = old }()
 	w := createTest(t, WriterOptions{NoSync: true, CommitEvery: 5 * time.Millisecond})
-	c, err := net.Dial("unix", SocketPath(w.Path()))
+	c, err := net.Dial("unix", socketPath(t, w.Path()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +175,7 @@ func TestSlowSubscriberCutOff(t *testing.T) {
 func TestStaleSocketRemoved(t *testing.T) {
 	dir := t.TempDir()
 	path := dirCapture(t, dir, "stale.acpscope")
-	sock := SocketPath(path)
+	sock := socketPath(t, path)
 	// A socket file nobody listens on, as a SIGKILLed proxy leaves it.
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
@@ -261,7 +263,7 @@ func TestLiveFeedCut(t *testing.T) {
 func fakeFeed(t *testing.T, answer string, hangUp bool) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "fake"+Ext)
-	ln, err := net.Listen("unix", SocketPath(path))
+	ln, err := net.Listen("unix", socketPath(t, path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +286,7 @@ func fakeFeed(t *testing.T, answer string, hangUp bool) string {
 
 // AppendJSONLString is one record line for fake feeds.
 func AppendJSONLString(seq uint64) string {
-	r := Record{Seq: seq, Time: 1, Dir: 2, Kind: 3, Body: []byte(`{"jsonrpc":"2.0","method":"x"}`)}
+	r := Record{Msg: protocol.Msg{Seq: seq, Time: 1, Dir: 2, Kind: 3, Body: []byte(`{"jsonrpc":"2.0","method":"x"}`)}}
 	return string(AppendJSONL(nil, &r)) + "\n"
 }
 
@@ -390,5 +392,39 @@ func TestLiveHoldLimit(t *testing.T) {
 			}
 		}
 		l.Discard(next)
+	}
+}
+
+// TestLiveFarSeqs: a record far past those held costs no memory for the
+// records skipped when none are held, and ends the feed with an error
+// when the hole it would open is longer than any failed commit leaves.
+func TestLiveFarSeqs(t *testing.T) {
+	far := strings.Replace(AppendJSONLString(1), `"seq":1,`, `"seq":20000000,`, 1)
+	tests := []struct {
+		name, feed string
+		held       int // record slots held
+		errHas     string
+	}{
+		{"far first record", far, 1, "without finishing"},
+		{"short hole", AppendJSONLString(1) + strings.Replace(AppendJSONLString(1), `"seq":1,`, `"seq":5,`, 1), 5, "without finishing"},
+		{"hole too long", AppendJSONLString(1) + far, 1, "more than 65536 records missing"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			client, server := net.Pipe()
+			l := newLive("far", client, 1)
+			go func() {
+				server.Write([]byte(tt.feed))
+				server.Close()
+			}()
+			go l.read()
+			<-l.Done()
+			if err := l.Err(); err == nil || !strings.Contains(err.Error(), tt.errHas) {
+				t.Errorf("Err() = %v, want %q", err, tt.errHas)
+			}
+			if len(l.recs) != tt.held {
+				t.Errorf("%d record slots held, want %d", len(l.recs), tt.held)
+			}
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -60,18 +61,18 @@ func (n *fTextNode) write(b *strings.Builder) {
 	b.WriteString(n.text)
 }
 
-// fUpdateNode matches session/update notifications by
-// params.update.sessionUpdate.
+// fUpdateNode matches session/update notifications by their variant
+// (params.update.sessionUpdate).
 type fUpdateNode struct{ pattern string }
-
-var updateVariantPath = []string{"params", "update", "sessionUpdate"}
 
 func (n *fUpdateNode) match(c *filterEval) bool {
 	if c.r.Method != "session/update" || c.r.Kind != wire.KindNotification {
 		return false
 	}
-	v := jsonPathValue(c.bytes(), updateVariantPath)
-	return len(v) > 0 && v[0] == '"' && globMatch(n.pattern, decodeJSONString(v))
+	m := c.r.Msg
+	m.Body = c.bytes()
+	v, _ := protocol.UpdateOf(&m)
+	return v != "" && globMatch(n.pattern, v)
 }
 
 func (n *fUpdateNode) needsBody() bool { return true }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/acpscope/acpscope/protocol"
 )
 
 // containsFoldOld is the bare-word search foldSearch replaced, kept as the
@@ -115,7 +117,7 @@ func TestFilterWordMatchesFolded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := f.Match(&Record{Body: []byte(tt.body)}, nil); got != tt.want {
+			if got := f.Match(&Record{Msg: protocol.Msg{Body: []byte(tt.body)}}, nil); got != tt.want {
 				t.Fatalf("Match(%s) = %v, want %v", tt.body, got, tt.want)
 			}
 		})
@@ -167,7 +169,7 @@ func TestFilterWordCopiesNoBody(t *testing.T) {
 			t.Fatal(err)
 		}
 		return testing.AllocsPerRun(20, func() {
-			if f.Match(&Record{Body: body}, nil) {
+			if f.Match(&Record{Msg: protocol.Msg{Body: body}}, nil) {
 				t.Fatalf("%s matched %d bytes that do not hold it", expr, len(body))
 			}
 		})

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -111,9 +112,7 @@ func TestParseFilterErrors(t *testing.T) {
 func filterRec(seq uint64, dir wire.Dir, line string) *Record {
 	m := wire.Classify([]byte(line))
 	return &Record{
-		Seq: seq, Dir: dir, Kind: m.Kind, Flags: m.Flags, ID: m.ID,
-		Method: m.Method, Session: m.SessionID, ErrorCode: m.ErrorCode,
-		Size: int64(len(line)), Body: []byte(line),
+		Msg: protocol.Msg{Seq: seq, Dir: dir, Kind: m.Kind, Flags: m.Flags, ID: m.ID, Method: m.Method, Session: m.SessionID, Body: []byte(line)}, ErrorCode: m.ErrorCode, Size: int64(len(line)),
 	}
 }
 
@@ -125,7 +124,7 @@ func TestFilterMatch(t *testing.T) {
 	resp.Method, resp.Session, resp.Peer, resp.Latency = "session/prompt", "sess-123", 1, 3*time.Second
 	errResp := filterRec(5, wire.DirAgent, `{"id":"8","error":{"code":-32601,"message":"nope"}}`)
 	errResp.Method, errResp.Peer, errResp.Latency = "fs/read_text_file", 9, 10*time.Millisecond
-	stderr := &Record{Seq: 6, Dir: wire.DirAgent, Kind: wire.KindStderr, Size: 11, Body: []byte("panic: boom")}
+	stderr := &Record{Msg: protocol.Msg{Seq: 6, Dir: wire.DirAgent, Kind: wire.KindStderr, Body: []byte("panic: boom")}, Size: 11}
 	garbage := filterRec(7, wire.DirAgent, `not json at all`)
 	broken := filterRec(8, wire.DirAgent, `{"jsonrpc":`)
 	big := filterRec(9, wire.DirClient, `{"jsonrpc":"2.0","method":"x","params":{"data":"`+strings.Repeat("A", 20000)+`"}}`)

@@ -86,8 +86,12 @@ func feedLines(t *testing.T, path string) []string {
 // the socket goes, as a proxy's does when it exits.
 func serveFeed(t *testing.T, path string, turns int, answer func(turn int, from uint64) string) {
 	t.Helper()
-	os.Remove(SocketPath(path)) // stale, from a killed writer
-	ln, err := net.Listen("unix", SocketPath(path))
+	sock, err := SocketPath(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(sock) // stale, from a killed writer
+	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -119,3 +119,14 @@ func mustBolt(t testing.TB, path string) *bolt.DB {
 	}
 	return db
 }
+
+// socketPath returns where the feed of the capture at path is served,
+// failing the test when there is no private place for it.
+func socketPath(t testing.TB, path string) string {
+	t.Helper()
+	sock, err := SocketPath(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sock
+}

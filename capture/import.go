@@ -235,12 +235,25 @@ type devtoolsExport struct {
 
 func importDevtools(src, dst string, data []byte) (ImportResult, error) {
 	res := ImportResult{Format: FormatDevtools}
-	var ex devtoolsExport
-	if err := json.Unmarshal(data, &ex); err != nil {
+	meta := importMeta(src, FormatDevtools)
+	lines, err := parseDevtools(data, &meta)
+	if err != nil {
 		return res, fmt.Errorf("reading the acp-devtools export %q: %w", src, err)
 	}
+	n, err := writeLines(dst, meta, lines)
+	res.Records = n
+	return res, err
+}
+
+// parseDevtools reads an acp-devtools export into its messages, in seq
+// order, each one line of a stdio stream (its body holds no newline), and
+// fills meta from its session.
+func parseDevtools(data []byte, meta *Meta) ([]line, error) {
+	var ex devtoolsExport
+	if err := json.Unmarshal(data, &ex); err != nil {
+		return nil, err
+	}
 	sort.SliceStable(ex.Messages, func(i, j int) bool { return ex.Messages[i].Seq < ex.Messages[j].Seq })
-	meta := importMeta(src, FormatDevtools)
 	meta.Start = time.UnixMilli(ex.Session.StartedAt).UTC()
 	meta.Argv = strings.Fields(ex.Session.AgentCommand)
 	if len(meta.Argv) > 0 {
@@ -260,7 +273,7 @@ func importDevtools(src, dst string, data []byte) (ImportResult, error) {
 		case "agent-to-editor":
 			l.stream = StreamAgent
 		default:
-			return res, fmt.Errorf("acp-devtools message %d: direction %q (want editor-to-agent or agent-to-editor)", m.Seq, m.Direction)
+			return nil, fmt.Errorf("message %d: direction %q (want editor-to-agent or agent-to-editor)", m.Seq, m.Direction)
 		}
 		l.t = m.Timestamp * int64(time.Millisecond)
 		switch {
@@ -269,7 +282,7 @@ func importDevtools(src, dst string, data []byte) (ImportResult, error) {
 		case m.Payload != nil:
 			l.body = compactJSON(m.Payload) // no raw line: the parsed form is all there is
 		default:
-			return res, fmt.Errorf("acp-devtools message %d has neither raw nor payload", m.Seq)
+			return nil, fmt.Errorf("message %d has neither raw nor payload", m.Seq)
 		}
 		if bytes.ContainsAny(l.body, "\n") {
 			l.body = compactJSON(l.body)
@@ -279,9 +292,7 @@ func importDevtools(src, dst string, data []byte) (ImportResult, error) {
 	if meta.End.IsZero() && len(lines) > 0 {
 		meta.End = lastTime(lines)
 	}
-	n, err := writeLines(dst, meta, lines)
-	res.Records = n
-	return res, err
+	return lines, nil
 }
 
 func compactJSON(b []byte) []byte {

@@ -44,6 +44,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -209,8 +210,8 @@ func ParseJSONL(line []byte) (Record, error) {
 	if err := json.Unmarshal(line, &j); err != nil {
 		return Record{}, fmt.Errorf("%w: %v", errJSONL, err)
 	}
-	r := Record{Seq: j.Seq, Conn: j.Conn, Method: j.Method, Session: j.Session, ErrorCode: j.ErrorCode,
-		Size: j.Size, Parent: j.Parent, Peer: j.Peer, HTTP: j.HTTP}
+	r := Record{Msg: protocol.Msg{Seq: j.Seq, Conn: j.Conn, Method: j.Method, Session: j.Session, Parent: j.Parent, HTTP: j.HTTP},
+		ErrorCode: j.ErrorCode, Size: j.Size, Peer: j.Peer}
 	switch j.Dir {
 	case "client":
 		r.Dir = wire.DirClient

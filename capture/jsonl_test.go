@@ -7,24 +7,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
 func jsonlCases() []Record {
 	return []Record{
-		{Seq: 1, Time: 1795264496123456789, Dir: wire.DirClient, Kind: wire.KindRequest, ID: []byte(`"a\"b"`),
-			Method: "session/prompt", Session: "s1", Size: 10, Peer: 2, Body: []byte(`{"jsonrpc":"2.0","id":"a\"b","method":"session/prompt"}`)},
-		{Seq: 2, Time: 1, Dir: wire.DirAgent, Kind: wire.KindError, ID: []byte(`null`), ErrorCode: -32601,
-			Latency: 1234567 * time.Nanosecond, Peer: 1, Body: []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32601}}`)},
-		{Seq: 3, Time: 5, Dir: wire.DirAgent, Kind: wire.KindNotification, Flags: wire.FlagCRLF,
-			Body: []byte("{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\r")},
-		{Seq: 4, Dir: wire.DirAgent, Kind: wire.KindInvalidUTF8, Body: []byte("\xff\xfe\x00")},
-		{Seq: 5, Dir: wire.DirAgent, Kind: wire.KindStderr, Body: []byte("tab\there \"quoted\" \\ \x01 ünïcode")},
-		{Seq: 6, Dir: wire.DirClient, Kind: wire.KindNonProtocol, Flags: wire.FlagEmpty, Body: []byte{}},
-		{Seq: 7, Dir: wire.DirClient, Kind: wire.KindRequest, Conn: 3, Method: "x", Body: []byte(` {"a":1} `),
-			HTTP: &wire.Envelope{Method: "POST", Path: "/acp", Status: 200, Headers: map[string]string{"Acp-X": "1"}}},
-		{Seq: 8, Dir: wire.DirClient, Kind: wire.KindBatch, Flags: wire.FlagBatchMember | wire.FlagTruncated, Parent: 3},
-		{Seq: 9, Dir: wire.DirAgent, Kind: wire.KindInvalidJSON, Body: []byte("{\n\"pretty\": true\n}")},
+		{Msg: protocol.Msg{Seq: 1, Time: 1795264496123456789, Dir: wire.DirClient, Kind: wire.KindRequest, ID: []byte(`"a\"b"`), Method: "session/prompt", Session: "s1", Body: []byte(`{"jsonrpc":"2.0","id":"a\"b","method":"session/prompt"}`)}, Size: 10, Peer: 2},
+		{Msg: protocol.Msg{Seq: 2, Time: 1, Dir: wire.DirAgent, Kind: wire.KindError, ID: []byte(`null`), Body: []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32601}}`)}, ErrorCode: -32601, Latency: 1234567 * time.Nanosecond, Peer: 1},
+		{Msg: protocol.Msg{Seq: 3, Time: 5, Dir: wire.DirAgent, Kind: wire.KindNotification, Flags: wire.FlagCRLF, Body: []byte("{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\r")}},
+		{Msg: protocol.Msg{Seq: 4, Dir: wire.DirAgent, Kind: wire.KindInvalidUTF8, Body: []byte("\xff\xfe\x00")}},
+		{Msg: protocol.Msg{Seq: 5, Dir: wire.DirAgent, Kind: wire.KindStderr, Body: []byte("tab\there \"quoted\" \\ \x01 ünïcode")}},
+		{Msg: protocol.Msg{Seq: 6, Dir: wire.DirClient, Kind: wire.KindNonProtocol, Flags: wire.FlagEmpty, Body: []byte{}}},
+		{Msg: protocol.Msg{Seq: 7, Dir: wire.DirClient, Kind: wire.KindRequest, Conn: 3, Method: "x", Body: []byte(` {"a":1} `), HTTP: &wire.Envelope{Method: "POST", Path: "/acp", Status: 200, Headers: map[string]string{"Acp-X": "1"}}}},
+		{Msg: protocol.Msg{Seq: 8, Dir: wire.DirClient, Kind: wire.KindBatch, Flags: wire.FlagBatchMember | wire.FlagTruncated, Parent: 3}},
+		{Msg: protocol.Msg{Seq: 9, Dir: wire.DirAgent, Kind: wire.KindInvalidJSON, Body: []byte("{\n\"pretty\": true\n}")}},
 	}
 }
 

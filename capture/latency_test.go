@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -53,13 +54,13 @@ func TestPercentiles(t *testing.T) {
 
 func TestTally(t *testing.T) {
 	recs := []Record{
-		{Seq: 1, Time: 10, Dir: wire.DirClient, Kind: wire.KindRequest, Method: "session/prompt", Size: 100},
-		{Seq: 2, Time: 20, Dir: wire.DirAgent, Kind: wire.KindNotification, Method: "session/update", Size: 50},
-		{Seq: 3, Time: 30, Dir: wire.DirAgent, Kind: wire.KindResponse, Method: "session/prompt", Size: 30, Peer: 1, Latency: 20},
-		{Seq: 4, Time: 40, Dir: wire.DirAgent, Kind: wire.KindRequest, Method: "fs/read_text_file", Size: 60},
-		{Seq: 5, Time: 50, Dir: wire.DirClient, Kind: wire.KindError, Method: "fs/read_text_file", Size: 70, Peer: 4, Latency: 10, ErrorCode: -32002},
-		{Seq: 6, Time: 5, Dir: wire.DirAgent, Kind: wire.KindStderr, Size: 9},
-		{Seq: 7, Time: 60, Dir: wire.DirAgent, Kind: wire.KindResponse, Size: 8},
+		{Msg: protocol.Msg{Seq: 1, Time: 10, Dir: wire.DirClient, Kind: wire.KindRequest, Method: "session/prompt"}, Size: 100},
+		{Msg: protocol.Msg{Seq: 2, Time: 20, Dir: wire.DirAgent, Kind: wire.KindNotification, Method: "session/update"}, Size: 50},
+		{Msg: protocol.Msg{Seq: 3, Time: 30, Dir: wire.DirAgent, Kind: wire.KindResponse, Method: "session/prompt"}, Size: 30, Peer: 1, Latency: 20},
+		{Msg: protocol.Msg{Seq: 4, Time: 40, Dir: wire.DirAgent, Kind: wire.KindRequest, Method: "fs/read_text_file"}, Size: 60},
+		{Msg: protocol.Msg{Seq: 5, Time: 50, Dir: wire.DirClient, Kind: wire.KindError, Method: "fs/read_text_file"}, Size: 70, Peer: 4, Latency: 10, ErrorCode: -32002},
+		{Msg: protocol.Msg{Seq: 6, Time: 5, Dir: wire.DirAgent, Kind: wire.KindStderr}, Size: 9},
+		{Msg: protocol.Msg{Seq: 7, Time: 60, Dir: wire.DirAgent, Kind: wire.KindResponse}, Size: 8},
 	}
 	tally := NewTally()
 	for i := range recs {

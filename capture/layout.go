@@ -13,7 +13,7 @@ import (
 //	meta         "version" → decimal FormatVersion
 //	             "meta"    → Meta as JSON
 //	             "last"    → 8-byte big-endian highest committed seq
-//	             "findings"→ []Finding as JSON
+//	             "findings"→ []protocol.Finding as JSON
 //	msgs         seg key → encoded metadata of a segment's records
 //	bodies       seg key → the segment's bodies, concatenated
 //	bodies-big   seg key → a bucket holding "body" → the one body of a
@@ -119,12 +119,13 @@ func appendPostings(dst []byte, base uint64, seqs []uint64) []byte {
 }
 
 // decodePostings is the inverse of appendPostings; it reports false on
-// malformed input.
+// malformed input: a bad varint, or seqs that do not ascend strictly from
+// base (a repeated seq, or one past the largest).
 func decodePostings(dst []uint64, base uint64, v []byte) ([]uint64, bool) {
 	prev := base
-	for len(v) > 0 {
+	for first := true; len(v) > 0; first = false {
 		d, n := binary.Uvarint(v)
-		if n <= 0 {
+		if n <= 0 || d == 0 && !first || prev+d < prev {
 			return dst, false
 		}
 		prev += d

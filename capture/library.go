@@ -12,7 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acpscope/acpscope/protocol"
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // ErrAmbiguous: a name that matches several captures.
@@ -229,7 +231,7 @@ func Resolve(dir, name string) (string, error) {
 }
 
 // SaveFindings replaces the lint findings stored with a finished capture.
-func SaveFindings(path string, fs []Finding) error {
+func SaveFindings(path string, fs []protocol.Finding) error {
 	if err := checkHeader(path); err != nil {
 		return err
 	}
@@ -238,7 +240,7 @@ func SaveFindings(path string, fs []Finding) error {
 		return fmt.Errorf("saving findings: %w", err)
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: openTimeout})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, bolterrors.ErrTimeout) {
 		return liveError(path)
 	}
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acpscope/acpscope/protocol"
 )
 
 func TestNewName(t *testing.T) {
@@ -108,7 +110,7 @@ func TestListResolveFindings(t *testing.T) {
 	}
 
 	path := filepath.Join(dir, names[1])
-	fs := []Finding{{Rule: "jsonrpc/version", Severity: "error", Message: "bad", Seqs: []uint64{1}}}
+	fs := []protocol.Finding{{Rule: "jsonrpc/version", Severity: protocol.Error, Message: "bad", Seqs: []uint64{1}}}
 	if err := SaveFindings(path, fs); err != nil {
 		t.Fatal(err)
 	}
@@ -139,31 +141,6 @@ func TestListResolveFindings(t *testing.T) {
 	src.Close()
 }
 
-func TestLongSocketPath(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), strings.Repeat("d", 60), strings.Repeat("e", 60))
-	path := filepath.Join(dir, "c"+Ext)
-	t.Cleanup(func() { checkDB(t, path) })
-	sock := SocketPath(path)
-	if len(sock) > maxSocketPath || !strings.HasPrefix(sock, os.TempDir()) {
-		t.Fatalf("SocketPath = %q", sock)
-	}
-	w, err := Create(path, WriterOptions{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Chunk(0, StreamClient, 1, []byte(notif(1)+"\n"))
-	l, err := DialLive(path, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	waitLast(t, l, 1)
-	w.Close()
-	if fileExists(sock) {
-		t.Error("socket left behind")
-	}
-}
-
 func TestPermissions(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "new", "captures")
 	path := filepath.Join(dir, "p"+Ext)
@@ -176,7 +153,7 @@ func TestPermissions(t *testing.T) {
 	for _, c := range []struct {
 		path string
 		want os.FileMode
-	}{{dir, 0o700}, {path, 0o600}, {SocketPath(path), 0o600}} {
+	}{{dir, 0o700}, {path, 0o600}, {socketPath(t, path), 0o600}} {
 		fi, err := os.Stat(c.path)
 		if err != nil {
 			t.Fatal(err)

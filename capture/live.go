@@ -10,6 +10,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/acpscope/acpscope/protocol"
 )
 
 // Live reads a running proxy's capture through its feed. Records arrive in
@@ -55,12 +57,11 @@ var liveDialTimeout = 2 * time.Second
 // DialLive connects to the feed of the capture at path, asking for every
 // record from seq from on.
 func DialLive(path string, from uint64) (*Live, error) {
-	c, err := net.DialTimeout("unix", SocketPath(path), liveDialTimeout)
+	c, err := dialFeed(path, liveDialTimeout, false)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the live feed of %s: %w (is its proxy still running? `acpscope ls` shows)", path, err)
 	}
-	l := &Live{path: path, conn: c, updates: make(chan struct{}, 1), done: make(chan struct{}),
-		ready: make(chan struct{}), backlog: make(chan struct{}), base: max(from, 1)}
+	l := newLive(path, c, from)
 	b, _ := json.Marshal(feedRequest{From: from})
 	c.SetWriteDeadline(time.Now().Add(liveDialTimeout))
 	if _, err := c.Write(append(b, '\n')); err != nil {
@@ -86,6 +87,13 @@ func DialLive(path string, from uint64) (*Live, error) {
 		l.Close()
 		return nil, fmt.Errorf("live feed of %s did not answer within %v", path, liveDialTimeout)
 	}
+}
+
+// newLive makes the Live of a feed connection that was asked for every
+// record from seq from on; its goroutine is l.read.
+func newLive(path string, c net.Conn, from uint64) *Live {
+	return &Live{path: path, conn: c, updates: make(chan struct{}, 1), done: make(chan struct{}),
+		ready: make(chan struct{}), backlog: make(chan struct{}), base: max(from, 1)}
 }
 
 // read is the Live's goroutine: it parses lines until the feed ends.
@@ -116,7 +124,10 @@ func (l *Live) handle(line []byte) bool {
 			l.fail(fmt.Errorf("live feed of %s sent a bad record: %w", l.path, err))
 			return true
 		}
-		l.add(rec)
+		if err := l.add(rec); err != nil {
+			l.fail(fmt.Errorf("live feed of %s: %w", l.path, err))
+			return true
+		}
 		return false
 	}
 	var ctl feedControl
@@ -148,15 +159,32 @@ func (l *Live) handle(line []byte) bool {
 	return false
 }
 
-func (l *Live) add(rec Record) {
+// maxLiveGap bounds the hole one record may open after those held: each
+// missing record costs a slot. Holes come from failed commits, each losing
+// at most a group (WriterOptions.CommitRecords); a longer one is read from
+// the file once the proxy exits.
+const maxLiveGap = 1 << 16
+
+// add holds rec.
+func (l *Live) add(rec Record) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if rec.Seq < l.base {
-		return
+		return nil
 	}
-	l.waitForRoom()
-	l.held += int64(len(rec.Body)) + recordCost
+	l.waitForRoom() // Discard may move l.base meanwhile
+	if rec.Seq < l.base {
+		return nil
+	}
+	if len(l.recs) == 0 {
+		l.base = rec.Seq // nothing held: what it skipped costs nothing
+	}
 	i := rec.Seq - l.base
+	if i > uint64(len(l.recs))+maxLiveGap {
+		return fmt.Errorf("record %d arrived after %d: more than %d records missing between them; read the capture once its proxy exits",
+			rec.Seq, l.base+uint64(len(l.recs))-1, maxLiveGap)
+	}
+	l.held += int64(len(rec.Body)) + recordCost
 	for uint64(len(l.recs)) < i {
 		l.recs = append(l.recs, Record{}) // a hole: lost by a failed commit
 	}
@@ -172,6 +200,7 @@ func (l *Live) add(rec Record) {
 			req.Peer = rec.Seq
 		}
 	}
+	return nil
 }
 
 // waitForRoom blocks the feed's reader while the records held exceed
@@ -344,9 +373,9 @@ func (l *Live) Body(seq uint64) ([]byte, error) {
 // Scan calls fn with each record received from seq on, in order, without
 // bodies, until fn returns false or the records end. fn may call l.
 func (l *Live) Scan(from uint64, fn func(*Record) bool) error {
-	from = max(from, l.base)
 	for {
 		l.mu.RLock()
+		from = max(from, l.base) // Discard and add move it
 		var batch []Record
 		for seq := from; seq-l.base < uint64(len(l.recs)) && len(batch) < 256; seq++ {
 			if r := &l.recs[seq-l.base]; r.Seq != 0 {
@@ -367,7 +396,7 @@ func (l *Live) Scan(from uint64, fn func(*Record) bool) error {
 }
 
 // Findings returns nil: lint runs on finished captures.
-func (l *Live) Findings() ([]Finding, error) { return nil, nil }
+func (l *Live) Findings() ([]protocol.Finding, error) { return nil, nil }
 
 // Close stops following the feed. It is idempotent.
 func (l *Live) Close() error {
@@ -457,12 +486,9 @@ func OpenSource(path string) (Source, error) {
 }
 
 // peekLive asks a capture's feed for its metadata, cheaply: it reports
-// false when no proxy serves the capture (and removes a stale socket).
+// false when no proxy serves the capture (and removes stale sockets).
 func peekLive(path string) (Meta, uint64, bool) {
-	if !removeStaleSocket(path) {
-		return Meta{}, 0, false
-	}
-	c, err := net.DialTimeout("unix", SocketPath(path), 200*time.Millisecond)
+	c, err := dialFeed(path, 200*time.Millisecond, true)
 	if err != nil {
 		return Meta{}, 0, false
 	}

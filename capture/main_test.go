@@ -17,6 +17,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(childEnv); path != "" {
 		os.Exit(writeChild(path))
 	}
+	if sock := os.Getenv(dialChildEnv); sock != "" {
+		os.Exit(dialChild(sock))
+	}
 	if path := os.Getenv(rssChildEnv); path != "" {
 		os.Exit(hugeLineChild(path))
 	}

@@ -58,7 +58,7 @@ func fillPeers(tx *bolt.Tx, seg *segment) {
 	end := seg.first + uint64(len(seg.recs))
 	for block := seg.first &^ (pairBlock - 1); block < end; block += pairBlock {
 		prefix := seqKey(block)
-		for k, v := c.Seek(prefix); k != nil && len(k) == 16 && string(k[:8]) == string(prefix); k, v = c.Next() {
+		for k, v := c.Seek(prefix); len(k) == 16 && string(k[:8]) == string(prefix); k, v = c.Next() {
 			for len(v) > 0 {
 				off, n := binary.Uvarint(v)
 				if n <= 0 {

@@ -8,12 +8,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/acpscope/acpscope/protocol"
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // openTimeout is how long Open waits for the file lock a running proxy
@@ -43,7 +47,7 @@ func Open(path string) (*Reader, error) {
 	}
 	db, err := openBolt(path)
 	switch {
-	case errors.Is(err, bolt.ErrTimeout):
+	case errors.Is(err, bolterrors.ErrTimeout):
 		return nil, liveError(path)
 	case err != nil:
 		return nil, corruptError(path, err)
@@ -97,15 +101,54 @@ func checkHeader(path string) error {
 	return nil
 }
 
-// guard turns a panic or a memory fault (bbolt reads pages through an
-// mmap, and a damaged file can point anywhere) into ErrCorrupt. Call as
+// guard turns what a damaged file does to a read into ErrCorrupt: a
+// memory fault (bbolt reads pages through an mmap, and a damaged file can
+// point anywhere) or a panic raised inside bbolt, which follows the pages
+// it finds without checking them all. Our own decoders check the bytes
+// they read and return errors; a panic anywhere else (a decoder, a
+// caller's callback) is a bug, not damage, and goes on panicking so that
+// it is reported as one, with the stack where it happened. Call as
 // defer r.guard(&err)() at the top of every read.
 func (r *Reader) guard(err *error) func() {
 	old := debug.SetPanicOnFault(true)
 	return func() {
 		debug.SetPanicOnFault(old)
-		if p := recover(); p != nil {
-			*err = corruptError(r.path, fmt.Errorf("reading the database failed: %v", p))
+		p := recover()
+		if p == nil {
+			return
+		}
+		if !isFault(p) && !panickedIn("go.etcd.io/bbolt") {
+			panic(p)
+		}
+		*err = corruptError(r.path, fmt.Errorf("reading the database failed: %v", p))
+	}
+}
+
+// isFault reports whether p is a memory fault turned into a panic by
+// debug.SetPanicOnFault.
+func isFault(p any) bool {
+	_, ok := p.(interface{ Addr() uintptr })
+	_, rt := p.(runtime.Error)
+	return ok && rt
+}
+
+// panickedIn reports whether the panic being recovered was raised in the
+// code of the module at path: called from a deferred function, it reads
+// the first frame below the runtime's panic machinery.
+func panickedIn(path string) bool {
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	panicking := false
+	for {
+		f, more := frames.Next()
+		switch {
+		case f.Function == "runtime.gopanic":
+			panicking = true
+		case panicking && !strings.HasPrefix(f.Function, "runtime."):
+			return f.Function == path || strings.HasPrefix(f.Function, path+".") || strings.HasPrefix(f.Function, path+"/")
+		}
+		if !more {
+			return false
 		}
 	}
 }
@@ -232,7 +275,7 @@ func (r *Reader) Lookup(ix Index, term string) (seqs []uint64, err error) {
 }
 
 // Findings returns the stored lint findings.
-func (r *Reader) Findings() (fs []Finding, err error) {
+func (r *Reader) Findings() (fs []protocol.Finding, err error) {
 	defer r.guard(&err)()
 	err = r.db.View(func(tx *bolt.Tx) error {
 		fs, err = readFindings(tx)
@@ -285,7 +328,7 @@ func findSegment(tx *bolt.Tx, seq uint64, next bool) (*segment, error) {
 	if k == nil {
 		k, v = c.Last()
 	}
-	if k != nil && len(k) == 8 && binary.BigEndian.Uint64(k) > seq {
+	if len(k) == 8 && binary.BigEndian.Uint64(k) > seq {
 		if pk, pv := c.Prev(); pk != nil {
 			k, v = pk, pv
 		} else {
@@ -365,17 +408,17 @@ func lookup(tx *bolt.Tx, ix Index, term string, format int) ([]uint64, error) {
 	return seqs, nil
 }
 
-func readFindings(tx *bolt.Tx) ([]Finding, error) {
+func readFindings(tx *bolt.Tx) ([]protocol.Finding, error) {
 	v := tx.Bucket(bucketMeta).Get(keyFindings)
 	if v == nil {
 		return nil, nil
 	}
-	fs := []Finding{} // non-nil: linted, even when lint found nothing
+	fs := []protocol.Finding{} // non-nil: linted, even when lint found nothing
 	if err := json.Unmarshal(v, &fs); err != nil {
 		return nil, fmt.Errorf("stored findings: %w", err)
 	}
 	if fs == nil {
-		fs = []Finding{}
+		fs = []protocol.Finding{}
 	}
 	return fs, nil
 }

@@ -3,46 +3,31 @@ package capture
 import (
 	"time"
 
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
 // FormatVersion is the version of the on-disk layout this package writes.
 const FormatVersion = 3
 
-// Record is one captured frame, batch member or stderr line.
+// Record is one captured frame, batch member or stderr line: the message
+// every package reads (protocol.Msg) and what the store adds to it.
+//
+// In the Msg, Seq numbers records from 1 in the order they were received,
+// dense and shared by every connection and direction of a capture; Conn
+// is 0 for the single stdio connection; a paired response's Method and
+// Session are those of the request it answers (protocol.ResponseSession);
+// Body holds the exact bytes only when they were asked for.
 type Record struct {
-	// Seq numbers records from 1 in the order they were received; it is
-	// dense and shared by every connection and direction of a capture.
-	Seq uint64
-	// Time is the receive time in unix nanoseconds.
-	Time  int64
-	Dir   wire.Dir
-	Kind  wire.Kind
-	Flags wire.Flags
-	// Conn numbers the transport connection within the capture (0 for
-	// the single stdio connection).
-	Conn uint32
-	// ID holds the exact bytes of the JSON-RPC id, nil when absent.
-	ID []byte
-	// Method of a request or notification; for a response, the method of
-	// the request it answers.
-	Method string
-	// Session is the ACP sessionId the record belongs to, when known.
-	Session string
+	protocol.Msg
 	// ErrorCode is error.code of an error response (0 when none).
 	ErrorCode int64
 	// Size is the frame's length on the wire, without its newline.
 	Size int64
-	// Parent is the batch record a batch member belongs to.
-	Parent uint64
 	// Peer pairs a request with its response and back (0 when unpaired).
 	Peer uint64
 	// Latency is, on a response, the time since its request.
 	Latency time.Duration
-	// HTTP is the envelope of frames that travelled over HTTP or WebSocket.
-	HTTP *wire.Envelope
-	// Body holds the exact bytes when they were asked for.
-	Body []byte
 }
 
 // When returns the receive time as a time.Time.
@@ -81,15 +66,6 @@ type Loss struct {
 	Bursts      int64  `json:"bursts"`
 	WriteErrors int64  `json:"writeErrors"`
 	LastError   string `json:"lastError,omitempty"`
-}
-
-// Finding is a lint result stored with a capture so viewers can mark rows.
-type Finding struct {
-	Rule     string   `json:"rule"`
-	Severity string   `json:"severity"` // "error", "warning", "info"
-	Message  string   `json:"message"`
-	Seqs     []uint64 `json:"seqs"`
-	Ref      string   `json:"ref,omitempty"`
 }
 
 // Stream names a byte stream the proxy taps.

@@ -1,11 +1,12 @@
 package capture
 
 // Redaction for bug-report exports (invariant 4: secrets stay home). The
-// rules follow where ACP puts secrets on the wire: authenticate params,
-// env and headers of mcpServers, credential-looking _meta keys, the
-// JetBrains gateway token in initialize _meta, HTTP credentials in the
-// envelope, and tokens printed to stderr. Only the secret values change;
-// every other byte of a message stays as it was.
+// rules here follow where ACP puts secrets on the wire: authenticate
+// params, env and headers of mcpServers, credential-looking _meta keys,
+// the JetBrains gateway token in initialize _meta. Secrets turn up
+// elsewhere too (a tool call's rawInput, a file an agent writes, a URL),
+// so redact_json.go and redact_text.go look for them everywhere. Only the
+// secret values change; every other byte of a message stays as it was.
 
 import (
 	"bytes"
@@ -14,6 +15,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -39,38 +41,29 @@ type Redaction struct {
 	Rule string `json:"rule"`
 }
 
-// Redactor applies the rules. It is safe for concurrent use.
+// Redactor applies the rules. It is safe for concurrent use. One
+// Redactor serves one export: it numbers the credential fingerprints it
+// meets (exportState.label) and follows key blocks across stderr lines.
 type Redactor struct {
 	paths    []string
 	patterns []*regexp.Regexp
+	state    *exportState
 }
 
 // credentialKey matches _meta keys that look like credentials.
 var credentialKey = regexp.MustCompile(`(?i)token|secret|key|passw|auth|cookie|credential|bearer`)
 
-// defaultPatterns find credentials in free text: API keys, bearer tokens,
-// GitHub and Slack tokens, AWS and Google keys, and key=value settings.
-var defaultPatterns = []string{
-	`sk-[A-Za-z0-9_\-]{8,}`,
-	`(?i)bearer\s+(?P<secret>[A-Za-z0-9._~+/=\-]{8,})`,
-	`(?i)basic\s+(?P<secret>[A-Za-z0-9+/=]{12,})`,
-	`gh[pousr]_[A-Za-z0-9]{16,}`,
-	`github_pat_[A-Za-z0-9_]{16,}`,
-	`xox[abprs]-[A-Za-z0-9\-]{8,}`,
-	`AKIA[0-9A-Z]{16}`,
-	`AIza[0-9A-Za-z_\-]{30,}`,
-	`(?i)(?:api[_-]?key|token|secret|password|passwd)["']?\s*[=:]\s*["']?(?P<secret>[^\s"',;]{6,})`,
-}
-
-// mcpMethods carry mcpServers (with env and headers) in their params.
-var mcpMethods = map[string]bool{
-	"session/new": true, "session/load": true, "session/resume": true, "session/fork": true,
+// credentialHeaders are HTTP headers whose values are never exported;
+// headers whose names name a credential (X-Auth-Token) join them.
+var credentialHeaders = map[string]bool{
+	"authorization": true, "proxy-authorization": true, "cookie": true, "set-cookie": true,
+	"x-api-key": true, "api-key": true, "sec-websocket-protocol": true,
 }
 
 // NewRedactor compiles the default rules plus opts.
 func NewRedactor(opts RedactOptions) (*Redactor, error) {
-	r := &Redactor{paths: opts.Paths}
-	for _, p := range append(append([]string(nil), defaultPatterns...), opts.Patterns...) {
+	r := &Redactor{paths: opts.Paths, state: newExportState()}
+	for _, p := range opts.Patterns {
 		re, err := regexp.Compile(p)
 		if err != nil {
 			return nil, badOption(fmt.Errorf("redaction pattern %q: %w", p, err))
@@ -82,63 +75,16 @@ func NewRedactor(opts RedactOptions) (*Redactor, error) {
 
 // Message returns body with its secrets replaced, and where they were.
 // method is the message's method, or for a response the method of the
-// request it answers. Bodies that are not JSON get the text patterns.
+// request it answers. Bodies that are not JSON are read as text.
 func (r *Redactor) Message(method string, body []byte) ([]byte, []Redaction) {
-	if !json.Valid(body) {
-		out, n := r.Text(body)
-		if n == 0 {
-			return body, nil
-		}
-		return out, []Redaction{{Path: "(text)", Rule: "pattern"}}
+	if out, found, ok := r.message(method, body); ok {
+		return out, found
 	}
-	var (
-		edits []Edit
-		found []Redaction
-		// secretEnd: strings before this offset lie inside a secret
-		// container and are redacted whole.
-		secretEnd  int
-		secretRule string
-	)
-	batch := bytes.TrimLeft(body, " \t\r\n")[0] == '['
-	_ = WalkJSON(body, func(path []string, start, end int) bool {
-		m, rel := method, path
-		if batch {
-			if len(path) == 0 {
-				return true
-			}
-			m, rel = batchMemberMethod(body, path, method), path[1:]
-		}
-		if start < secretEnd {
-			if body[start] == '"' && !exemptKey(rel) {
-				edits = append(edits, Edit{start, end, redactedLiteral})
-				found = append(found, Redaction{Path: PathString(path), Rule: secretRule})
-			}
-			return true
-		}
-		if rule := r.secretRule(m, rel); rule != "" {
-			switch body[start] {
-			case '{', '[':
-				secretEnd, secretRule = end, rule
-			case '"':
-				edits = append(edits, Edit{start, end, redactedLiteral})
-				found = append(found, Redaction{Path: PathString(path), Rule: rule})
-			default:
-				if strings.HasPrefix(rule, "path ") { // asked for by name
-					edits = append(edits, Edit{start, end, redactedLiteral})
-					found = append(found, Redaction{Path: PathString(path), Rule: rule})
-				}
-			}
-			return true
-		}
-		if body[start] == '"' {
-			if lit, ok := r.redactString(body[start:end]); ok {
-				edits = append(edits, Edit{start, end, lit})
-				found = append(found, Redaction{Path: PathString(path), Rule: "pattern"})
-			}
-		}
-		return true
-	})
-	return ApplyEdits(body, edits), found
+	spans := r.textSpans(body, false)
+	if len(spans) == 0 {
+		return body, nil
+	}
+	return applySpans(body, spans), []Redaction{{Path: "(text)", Rule: spanKinds(spans)}}
 }
 
 // batchMemberMethod finds the method of the batch element path[0].
@@ -169,14 +115,14 @@ func (r *Redactor) secretRule(method string, path []string) string {
 		return ""
 	case method == "authenticate" && n == 1 && path[0] == "params":
 		return "authenticate params"
-	case mcpMethods[method] && n == 4 && path[0] == "params" && path[1] == "mcpServers" &&
+	case protocol.CarriesMCPServers(method) && n == 4 && path[0] == "params" && path[1] == "mcpServers" &&
 		(path[3] == "env" || path[3] == "headers"):
 		return "mcpServers " + path[3]
 	case method == "initialize" && n == 3 && path[0] == "params" && path[1] == "_meta" &&
 		strings.Contains(strings.ToLower(path[2]), "gateway"):
 		return "initialize gateway token"
 	}
-	if credentialKey.MatchString(path[n-1]) && underMeta(path[:n-1]) {
+	if underMeta(path[:n-1]) && credentialKey.MatchString(path[n-1]) {
 		return "_meta credential key"
 	}
 	if strings.EqualFold(path[n-1], "headers") && underMeta(path[:n-1]) {
@@ -205,87 +151,77 @@ func exemptKey(path []string) bool {
 	return last == "name" || (last == "methodId" && len(path) == 2)
 }
 
-// redactString applies the text patterns to a JSON string literal and
-// returns the new literal when anything matched.
-func (r *Redactor) redactString(lit []byte) ([]byte, bool) {
-	var s string
-	if json.Unmarshal(lit, &s) != nil {
-		return nil, false
-	}
-	out, n := r.Text([]byte(s))
-	if n == 0 {
-		return nil, false
-	}
-	return wire.Quote(string(out)), true
-}
-
-// Text redacts the patterns from free text (a stderr line, a non-JSON
-// frame) and returns the result and the number of replacements.
+// Text redacts secrets from free text (a stderr line, a command-line
+// argument) and returns the result and the number of secrets.
 func (r *Redactor) Text(b []byte) ([]byte, int) {
-	n := 0
-	for _, re := range r.patterns {
-		group := re.SubexpIndex("secret")
-		b = re.ReplaceAllFunc(b, func(m []byte) []byte {
-			n++
-			if group < 0 {
-				return []byte(Redacted)
-			}
-			sub := re.FindSubmatchIndex(m)
-			if sub == nil || sub[2*group] < 0 {
-				return []byte(Redacted)
-			}
-			out := append([]byte(nil), m[:sub[2*group]]...)
-			out = append(out, Redacted...)
-			return append(out, m[sub[2*group+1]:]...)
-		})
-	}
-	return b, n
+	spans := r.textSpans(b, false)
+	return applySpans(b, spans), len(spans)
 }
 
-// credentialHeaders are HTTP headers whose values are never exported.
-var credentialHeaders = map[string]bool{
-	"authorization": true, "proxy-authorization": true, "cookie": true, "set-cookie": true,
-	"x-api-key": true, "api-key": true,
-}
-
-// Envelope returns a copy of env with credential headers redacted, and
-// the header names it redacted.
-func (r *Redactor) Envelope(env *wire.Envelope) (*wire.Envelope, []string) {
-	if env == nil || len(env.Headers) == 0 {
-		return env, nil
-	}
-	out := *env
-	out.Headers = make(map[string]string, len(env.Headers))
-	var names []string
-	for k, v := range env.Headers {
-		if (credentialHeaders[strings.ToLower(k)] || credentialKey.MatchString(k)) && v != Redacted {
-			v = Redacted
-			names = append(names, k)
-		}
-		out.Headers[k] = v
-	}
-	return &out, names
+// lineKey names a stream of text lines: stderr, or one direction's
+// non-JSON lines, of one connection.
+type lineKey struct {
+	conn   uint32
+	dir    wire.Dir
+	stderr bool
 }
 
 // Record redacts rec's Body and HTTP envelope in place and returns what it
 // redacted, tagged with rec.Seq.
 func (r *Redactor) Record(rec *Record) []Redaction {
 	var found []Redaction
-	if rec.Kind == wire.KindStderr {
-		if out, n := r.Text(rec.Body); n > 0 {
+	switch {
+	case rec.Kind == wire.KindStderr:
+		found = r.line(lineKey{rec.Conn, rec.Dir, true}, rec, "(stderr)")
+	case len(rec.Body) > 0:
+		out, list, ok := r.message(rec.Method, rec.Body)
+		if !ok {
+			list = r.line(lineKey{rec.Conn, rec.Dir, false}, rec, "(text)")
+		} else {
 			rec.Body = out
-			found = append(found, Redaction{Path: "(stderr)", Rule: "pattern"})
 		}
-	} else if len(rec.Body) > 0 {
-		rec.Body, found = r.Message(rec.Method, rec.Body)
+		found = list
 	}
-	env, names := r.Envelope(rec.HTTP)
+	if rule := r.textField(&rec.Session); rule != "" { // JSONL writes it beside the body
+		found = append(found, Redaction{Path: "session", Rule: rule})
+	}
+	env, headers := r.Envelope(rec.HTTP)
 	rec.HTTP = env
-	for _, h := range names {
-		found = append(found, Redaction{Path: "http.headers." + h, Rule: "http credential header"})
-	}
+	found = append(found, headers...)
 	for i := range found {
 		found[i].Seq = rec.Seq
 	}
 	return found
+}
+
+// line redacts one line of text. A private key printed to stderr spans
+// many lines: from a BEGIN line without its END, every line up to the
+// END line is key material.
+func (r *Redactor) line(k lineKey, rec *Record, where string) []Redaction {
+	b := rec.Body
+	inKey := r.state.inKeyBlock(k)
+	var spans []span
+	rest := 0
+	if inKey {
+		rest = len(b)
+		if e := bytes.Index(b, pemEnd); e >= 0 {
+			rest, inKey = e, false
+		}
+		if rest > 0 {
+			spans = append(spans, span{start: 0, end: rest, kind: "private key"})
+		}
+	}
+	if !inKey {
+		for _, sp := range r.textSpans(b[rest:], false) {
+			sp.start, sp.end = sp.start+rest, sp.end+rest
+			spans = append(spans, sp)
+		}
+		inKey = keyBlockOpen(b[rest:])
+	}
+	r.state.setInKeyBlock(k, inKey)
+	if len(spans) == 0 {
+		return nil
+	}
+	rec.Body = applySpans(b, spans)
+	return []Redaction{{Path: where, Rule: spanKinds(spans)}}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -11,10 +12,9 @@ func segmentSeeds() [][]byte {
 	var e segEncoder
 	e.reset()
 	recs := []Record{
-		{Seq: 10, Time: 5, Dir: wire.DirClient, Kind: wire.KindRequest, ID: []byte("1"), Method: "m", Session: "s", Size: 3, Body: []byte("abc")},
-		{Seq: 11, Time: 9, Dir: wire.DirAgent, Kind: wire.KindError, ID: []byte("1"), Method: "m", Session: "s", ErrorCode: -32000,
-			Peer: 10, Latency: time.Millisecond, HTTP: &wire.Envelope{Method: "POST"}, Body: []byte("de")},
-		{Seq: 12, Time: 9, Dir: wire.DirAgent, Kind: wire.KindNotification, Flags: wire.FlagBatchMember, Parent: 11, Body: nil},
+		{Msg: protocol.Msg{Seq: 10, Time: 5, Dir: wire.DirClient, Kind: wire.KindRequest, ID: []byte("1"), Method: "m", Session: "s", Body: []byte("abc")}, Size: 3},
+		{Msg: protocol.Msg{Seq: 11, Time: 9, Dir: wire.DirAgent, Kind: wire.KindError, ID: []byte("1"), Method: "m", Session: "s", HTTP: &wire.Envelope{Method: "POST"}, Body: []byte("de")}, ErrorCode: -32000, Peer: 10, Latency: time.Millisecond},
+		{Msg: protocol.Msg{Seq: 12, Time: 9, Dir: wire.DirAgent, Kind: wire.KindNotification, Flags: wire.FlagBatchMember, Parent: 11, Body: nil}},
 	}
 	for i := range recs {
 		e.add(&recs[i])

@@ -87,7 +87,6 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating capture directory: %w", err)
 	}
-	removeStaleSocket(path)
 	mmapSize := 1 << 30 // readers of the feed then never block a commit's remap
 	if opts.maxFileSize > 0 {
 		mmapSize = 0
@@ -127,11 +126,10 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 	}
 	w.info, _ = os.Stat(path)
 	if !opts.NoFeed {
-		w.feed, err = startFeed(w)
-		if err != nil {
-			db.Close()
-			os.Remove(path)
-			return nil, fmt.Errorf("starting live feed of %q: %w", path, err)
+		// Recording never depends on the feed: without one, readers wait
+		// for the proxy to exit.
+		if w.feed, err = startFeed(w); err != nil {
+			opts.Warn(fmt.Sprintf("capture %s has no live feed (tail and inspect can read it once the proxy exits): %v", path, err))
 		}
 	}
 	go w.build()

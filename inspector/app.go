@@ -97,7 +97,6 @@ type app struct {
 	lib    *library
 	cv     *captureView
 	screen tcell.Screen
-	modals []string // pages shown over the others, innermost last
 
 	mu       sync.Mutex
 	posts    []func()

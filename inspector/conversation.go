@@ -53,10 +53,9 @@ func loadMsgs(j *job, src capture.Source, f *capture.Filter, progress func(done,
 			bodyErr = err
 			return true
 		}
-		msgs = append(msgs, protocol.Msg{
-			Seq: r.Seq, Time: r.Time, Dir: r.Dir, Kind: r.Kind, Flags: r.Flags, ID: r.ID,
-			Method: r.Method, Session: r.Session, Parent: r.Parent, Body: body, HTTP: r.HTTP,
-		})
+		m := r.Msg
+		m.Body = body
+		msgs = append(msgs, m)
 		return true
 	})
 	if err == nil {

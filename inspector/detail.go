@@ -80,7 +80,7 @@ func (cv *captureView) findingText(seq uint64) string {
 	for _, f := range fs {
 		for _, s := range f.Seqs {
 			if s == seq {
-				fmt.Fprintf(&b, "[%s]%s %s[-]: %s\n", colorName(f.Severity), f.Severity, tview.Escape(f.Rule), tview.Escape(f.Message))
+				fmt.Fprintf(&b, "[%s]%s %s[-]: %s\n", colorName(f.Severity.String()), f.Severity, tview.Escape(f.Rule), tview.Escape(f.Message))
 				break
 			}
 		}

@@ -89,7 +89,7 @@ func TestDetailShowsFindingsAndEnvelope(t *testing.T) {
 	src.recs[4].HTTP = env
 	h := startUI(t, Options{source: src})
 	h.resize(100, 50)
-	h.waitFor("#1 pretty")
+	h.waitFor("#1 pretty", "this is not json") // the row's text is read off the UI goroutine
 	// The lint finding marks its row and is explained in the detail pane.
 	if row := h.lines()[h.lineWith("this is not json")]; !strings.Contains(row, "✖") {
 		t.Fatalf("the row with an error finding is not marked: %q", row)

@@ -4,6 +4,8 @@
 // JSON, raw bytes and the paired message, a conversation view rebuilt from
 // session/update, statistics, the filter bar (the language of
 // capture.ParseFilter), search, marks and follow mode for live captures.
+// It reads records from capture and asks protocol what they mean; it
+// knows nothing of transports.
 //
 // # Concurrency
 //
@@ -12,6 +14,9 @@
 // records (filters, statistics, the transcript, the library's session
 // listing, search) runs on a worker goroutine that owns nothing shown: it
 // builds its result, then hands it over with Application.QueueUpdateDraw.
+// The bodies behind the table's rows (a session/update's variant, the
+// start of a line that is not JSON-RPC) are read the same way, by each
+// capture view's row decorator, never by the UI goroutine.
 // Handlers never call QueueUpdateDraw (tview would deadlock); they start
 // workers instead. Each worker is tied to a job whose cancel channel the
 // UI closes when the result is no longer wanted (a new filter typed, the

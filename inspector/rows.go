@@ -1,13 +1,9 @@
 package inspector
 
 import (
-	"fmt"
 	"sort"
 
 	"github.com/acpscope/acpscope/capture"
-	"github.com/acpscope/acpscope/internal/human"
-	"github.com/acpscope/acpscope/protocol"
-	"github.com/acpscope/acpscope/wire"
 	"github.com/rivo/tview"
 )
 
@@ -16,8 +12,8 @@ import (
 const (
 	blockRows = 256
 	maxBlocks = 48
-	// previewBytes bounds the body read for a row's preview text (stderr,
-	// non-protocol lines) and for its session/update variant.
+	// previewBytes bounds a row's preview text (stderr, non-protocol
+	// lines).
 	previewBytes = 160
 	// decorateMax is the largest body read to decorate a row.
 	decorateMax = 1 << 20
@@ -54,6 +50,12 @@ type rowModel struct {
 	tick   uint64
 	err    error // the last read error, shown in the status line
 
+	// deco caches the decorations read off the UI goroutine, by
+	// sequence; askDeco hands the decorator the rows still to read (nil
+	// when there is none: rows show their metadata only).
+	deco    map[uint64]decoration
+	askDeco func([]decoWant)
+
 	findings map[uint64]string // worst finding severity per sequence
 	marks    map[uint64]bool
 	delta    bool // time column shows the gap to the previous row
@@ -65,6 +67,7 @@ func newRowModel(src capture.Source) *rowModel {
 		src:      src,
 		total:    int(src.Last()),
 		blocks:   map[int]*rowBlock{},
+		deco:     map[uint64]decoration{},
 		findings: map[uint64]string{},
 		marks:    map[uint64]bool{},
 		cols:     append([]column(nil), columns...),
@@ -182,47 +185,10 @@ func (m *rowModel) load(b int) *rowBlock {
 	if len(blk.rows) == 0 {
 		return nil
 	}
-	for i := range blk.rows {
-		m.decorate(&blk.rows[i])
-	}
+	m.decorateBlock(blk)
 	m.evict()
 	m.blocks[b] = blk
 	return blk
-}
-
-// decorate reads what the table shows beyond metadata: the variant of a
-// session/update and the text of lines that are not JSON-RPC.
-func (m *rowModel) decorate(ri *rowInfo) {
-	r := &ri.rec
-	if exchange, ok := r.HTTP.Exchange(); ok {
-		ri.preview = exchange // a status-only HTTP exchange: no message to show
-		return
-	}
-	needsUpdate := r.Kind == wire.KindNotification && r.Method == "session/update"
-	needsPreview := !r.Kind.IsProtocol()
-	if !needsUpdate && !needsPreview {
-		return
-	}
-	if r.Size > decorateMax {
-		// Reading a huge body on the UI goroutine for one cell is not
-		// worth it; the detail pane reads it on a worker.
-		if needsPreview {
-			ri.preview = fmt.Sprintf("(%s line)", human.Size(r.Size))
-		}
-		return
-	}
-	body, err := m.src.Body(r.Seq)
-	if err != nil {
-		return
-	}
-	if needsUpdate {
-		ri.update = protocol.UpdateKind(body)
-		return
-	}
-	if len(body) > previewBytes {
-		body = body[:previewBytes]
-	}
-	ri.preview = printable(body)
 }
 
 func (m *rowModel) evict() {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -20,18 +21,17 @@ type memSource struct {
 	mu       sync.RWMutex
 	meta     capture.Meta
 	recs     []capture.Record
-	findings []capture.Finding
-	pairer   *wire.Pairer
+	findings []protocol.Finding
+	pairer   *wire.Pairer[uint64] // the request's seq
 	closed   bool
 
 	updates chan struct{} // live only: signals arrivals, closed at the end
-	ended   bool
 }
 
 func newMemSource(agent string) *memSource {
 	return &memSource{
 		meta:   capture.Meta{Agent: agent, Transport: "stdio", Start: time.Unix(1_780_000_000, 0)},
-		pairer: wire.NewPairer(),
+		pairer: wire.NewPairer[uint64](),
 	}
 }
 
@@ -39,7 +39,7 @@ func newMemSource(agent string) *memSource {
 func (m *memSource) add(dir wire.Dir, t time.Time, line string, stderr bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r := capture.Record{Seq: uint64(len(m.recs) + 1), Time: t.UnixNano(), Dir: dir, Size: int64(len(line)), Body: []byte(line)}
+	r := capture.Record{Msg: protocol.Msg{Seq: uint64(len(m.recs) + 1), Time: t.UnixNano(), Dir: dir, Body: []byte(line)}, Size: int64(len(line))}
 	if stderr {
 		r.Kind = wire.KindStderr
 		m.recs = append(m.recs, r)
@@ -49,12 +49,13 @@ func (m *memSource) add(dir wire.Dir, t time.Time, line string, stderr bool) {
 	r.Kind, r.Flags, r.ID, r.Method, r.Session, r.ErrorCode = c.Kind, c.Flags, c.ID, c.Method, c.SessionID, c.ErrorCode
 	switch c.Kind {
 	case wire.KindRequest:
-		m.pairer.Request(wire.Pending{Dir: dir, ID: string(c.ID), Seq: r.Seq, Time: r.Time, Method: c.Method, SessionID: c.SessionID})
+		m.pairer.Request(dir, c.ID, r.Seq)
 	case wire.KindResponse, wire.KindError:
-		if req, ok := m.pairer.Response(dir, c.ID); ok {
-			r.Peer, r.Method, r.Latency = req.Seq, req.Method, time.Duration(r.Time-req.Time)
-			r.Session = wire.ResponseSession(req, c.Result)
-			m.recs[req.Seq-1].Peer = r.Seq
+		if seq, ok := m.pairer.Response(dir, c.ID); ok {
+			req := &m.recs[seq-1]
+			r.Peer, r.Method, r.Latency = seq, req.Method, time.Duration(r.Time-req.Time)
+			r.Session = protocol.ResponseSession(req.Method, req.Session, c.Result)
+			req.Peer = r.Seq
 		}
 	}
 	m.recs = append(m.recs, r)
@@ -115,7 +116,7 @@ func (m *memSource) Scan(from uint64, fn func(*capture.Record) bool) error {
 	return nil
 }
 
-func (m *memSource) Findings() ([]capture.Finding, error) {
+func (m *memSource) Findings() ([]protocol.Finding, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.findings, nil
@@ -177,7 +178,7 @@ func demoSource() *memSource {
 	m.add(a, step(), `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_0123456789","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"image","mimeType":"image/png","data":"`+strings.Repeat("QUJD", 600)+`"}}}}`, false)
 	t = t.Add(2 * time.Second)
 	m.add(a, step(), `{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}`, false)
-	m.findings = []capture.Finding{{Rule: "jsonrpc/not-json", Severity: "error", Message: "a line on stdout is not JSON-RPC", Seqs: []uint64{11}}}
+	m.findings = []protocol.Finding{{Rule: "jsonrpc/not-json", Severity: protocol.Error, Message: "a line on stdout is not JSON-RPC", Seqs: []uint64{11}}}
 	return m
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -16,11 +17,11 @@ import (
 func TestStatsCallsAndMessages(t *testing.T) {
 	s := &stats{methods: map[string]*methodStats{}, kinds: map[wire.Kind]int{}, sampleStep: 1}
 	recs := []capture.Record{
-		{Kind: wire.KindRequest, Method: "session/prompt", Size: 100, Time: 1},
-		{Kind: wire.KindNotification, Method: "session/update", Size: 50, Time: 2},
-		{Kind: wire.KindResponse, Method: "session/prompt", Size: 40, Time: 3, Peer: 1, Latency: 2 * time.Millisecond},
-		{Kind: wire.KindRequest, Method: "session/prompt", Size: 100, Time: 4},
-		{Kind: wire.KindError, Method: "session/prompt", Size: 60, Time: 5, Peer: 4, Latency: time.Millisecond},
+		{Msg: protocol.Msg{Kind: wire.KindRequest, Method: "session/prompt", Time: 1}, Size: 100},
+		{Msg: protocol.Msg{Kind: wire.KindNotification, Method: "session/update", Time: 2}, Size: 50},
+		{Msg: protocol.Msg{Kind: wire.KindResponse, Method: "session/prompt", Time: 3}, Size: 40, Peer: 1, Latency: 2 * time.Millisecond},
+		{Msg: protocol.Msg{Kind: wire.KindRequest, Method: "session/prompt", Time: 4}, Size: 100},
+		{Msg: protocol.Msg{Kind: wire.KindError, Method: "session/prompt", Time: 5}, Size: 60, Peer: 4, Latency: time.Millisecond},
 	}
 	for i := range recs {
 		s.add(&recs[i])

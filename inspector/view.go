@@ -41,6 +41,7 @@ type captureView struct {
 
 	follow   bool
 	follower *job
+	decoJob  *job // reads the bodies behind the table's rows
 
 	raw      bool // detail shows the raw bytes
 	expand   bool // detail shows folded parts
@@ -70,6 +71,9 @@ func (a *app) showCapture(path string, src capture.Source, filter string) {
 func newCaptureView(a *app, path string, src capture.Source) *captureView {
 	cv := &captureView{a: a, path: path, src: src, meta: src.Meta(), rows: newRowModel(src)}
 	_, cv.live = src.(liveSource)
+	deco := newDecorator()
+	cv.rows.askDeco = deco.want
+	cv.decoJob = a.start(func(j *job) { deco.run(j, src, cv.rows.decorated) })
 	cv.loadFindings()
 
 	cv.table = tview.NewTable().SetContent(cv.rows).SetFixed(1, 0).SetSelectable(true, false)
@@ -120,9 +124,10 @@ func (cv *captureView) loadFindings() {
 	}
 	rank := map[string]int{"info": 1, "warning": 2, "error": 3}
 	for _, f := range fs {
+		sev := f.Severity.String()
 		for _, seq := range f.Seqs {
-			if rank[f.Severity] > rank[cv.rows.findings[seq]] {
-				cv.rows.findings[seq] = f.Severity
+			if rank[sev] > rank[cv.rows.findings[seq]] {
+				cv.rows.findings[seq] = sev
 			}
 		}
 	}
@@ -134,6 +139,7 @@ func (cv *captureView) close() {
 	cv.filterJob.stop()
 	cv.searchJob.stop()
 	cv.follower.stop()
+	cv.decoJob.stop()
 	cv.detailJb.stop()
 	if cv.convo != nil {
 		cv.convo.job.stop()

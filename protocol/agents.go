@@ -52,7 +52,7 @@ func RunOutputs(msgs []Msg) []*RunOutput {
 	var (
 		runs    []*RunOutput
 		byToken = map[string]*RunOutput{}
-		byID    = map[pendingKey]*RunOutput{}
+		byID    = pairs[*RunOutput]{}
 		deltas  = map[*RunOutput][]any{}
 	)
 	forEachUnit(msgs, func(u unit) {
@@ -60,7 +60,7 @@ func RunOutputs(msgs []Msg) []*RunOutput {
 		case u.Kind == wire.KindRequest && u.Method == MethodAgentsRun && u.Dir == wire.DirClient:
 			run := newRun(u)
 			runs = append(runs, run)
-			byID[u.key(u.Dir, u.ID)] = run
+			byID.of(u.Conn).Request(u.Dir, u.ID, run)
 			if run.Token != "" {
 				byToken[run.Token] = run
 			}
@@ -73,7 +73,7 @@ func RunOutputs(msgs []Msg) []*RunOutput {
 			run.DeltaSeqs = append(run.DeltaSeqs, u.Seq)
 			deltas[run] = append(deltas[run], p["delta"])
 		case (u.Kind == wire.KindResponse || u.Kind == wire.KindError) && u.Dir == wire.DirAgent:
-			run := byID[u.key(wire.DirClient, u.ID)]
+			run, _ := byID.of(u.Conn).Response(u.Dir, u.ID)
 			if run == nil || run.ResponseSeq != 0 {
 				return
 			}
@@ -81,7 +81,6 @@ func RunOutputs(msgs []Msg) []*RunOutput {
 			if res := object(u.result()); res != nil {
 				run.Final, run.HasFinal = res["output"], true
 			}
-			delete(byID, u.key(wire.DirClient, u.ID))
 		}
 	})
 	for _, run := range runs {

@@ -210,11 +210,10 @@ func LookupVersion(name string, version int) (m Method, known, inVersion bool) {
 	return m, true, m.InVersion(version)
 }
 
-// sessionEstablishing methods make a sessionId valid once answered
-// (session/new, session/fork: from the result; load, resume: from params).
-var sessionEstablishing = map[string]bool{
-	"session/new": true, "session/load": true, "session/resume": true, "session/fork": true,
-}
+// Which methods make a sessionId valid once answered (session/new and
+// session/fork from the result, session/load and session/resume from the
+// params) is written where it is used, in lint_acp.go and transcript.go;
+// the catalog is to become its one source.
 
 // lifecycleMethods should not travel in a batch (seed 000).
 var lifecycleMethods = map[string]bool{

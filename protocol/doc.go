@@ -1,14 +1,18 @@
-// Package protocol knows what Agent Client Protocol traffic means: the
-// method catalog (who sends what, request or notification, session-scoped
-// or not, how stable), the session/update variants and the shapes they
-// carry, the transcript a viewer rebuilds from a session's messages, the
-// pre-alpha Agent Communication Protocol (agents/list, agents/run and the
-// progress-delta merge algorithm), and the lint rules that say what is
-// wrong with a capture (JSON-RPC 2.0, stdio, batches, ACP lifecycle, the
-// Streamable HTTP draft).
+// Package protocol knows what Agent Client Protocol traffic means, and is
+// the one place that knows it: the method catalog (who sends what,
+// request or notification, session-scoped or not, how stable), which
+// requests open a session and how a response is attributed to one, the
+// session/update variants and the shapes they carry, request/response
+// pairing over a conversation, the transcript a viewer rebuilds from a
+// session's messages, the pre-alpha Agent Communication Protocol
+// (agents/list, agents/run and the progress-delta merge algorithm), and
+// the lint rules that say what is wrong with a capture (JSON-RPC 2.0,
+// stdio, batches, ACP lifecycle, the Streamable HTTP draft).
 //
-// protocol works on Msg values, its own copy of a captured frame, so that
-// it depends on wire alone and knows nothing of storage or the UI.
+// Msg is acpscope's one message type: the store's records embed it, and
+// lint, the transcript, replay and the viewers all read it. protocol
+// builds on wire's framing and classification and knows nothing of
+// storage, transports or the UI.
 //
 // # Concurrency
 //

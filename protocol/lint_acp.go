@@ -270,7 +270,7 @@ func (l *linter) cancelRequest(u unit) {
 		return
 	}
 	k := u.key(u.Dir, raw)
-	if _, inFlight := l.rpc.pending[k]; inFlight {
+	if _, inFlight := l.rpc.pending.InFlight(u.Dir, raw); inFlight {
 		return
 	}
 	what := "never sent"

@@ -141,7 +141,7 @@ func (l *linter) postStatus(rec postRec, resp unit) {
 func (l *linter) postSessionScoped(post unit) bool {
 	method := post.Method
 	if post.Kind == wire.KindResponse || post.Kind == wire.KindError {
-		req, ok := l.rpc.pending[post.key(wire.DirAgent, post.ID)]
+		req, ok := l.rpc.pending.InFlight(wire.DirAgent, post.ID)
 		if !ok {
 			return false
 		}

@@ -11,7 +11,7 @@ import (
 // rpcState pairs requests and responses per direction (each side has its
 // own id space) and counts unreadable frames that deserve a null-id reply.
 type rpcState struct {
-	pending  map[pendingKey]unit   // in flight, by the request's direction and id
+	pending  *wire.Pairer[unit]    // in flight (a linter sees one connection)
 	answered map[pendingKey]uint64 // answered: the response's seq
 	// unreadable queues the frames a side sent that the other may answer
 	// with an error carrying a null id (parse errors, invalid requests).
@@ -25,7 +25,7 @@ type unreadable struct {
 }
 
 func (s *rpcState) init() {
-	s.pending = map[pendingKey]unit{}
+	s.pending = wire.NewPairer[unit]()
 	s.answered = map[pendingKey]uint64{}
 	s.unreadable = map[wire.Dir][]unreadable{}
 }
@@ -135,11 +135,10 @@ func (l *linter) unreadable(u unit, code int64) {
 
 func (l *linter) rpcRequest(u unit) {
 	k := u.key(u.Dir, u.ID)
-	if prev, dup := l.rpc.pending[k]; dup {
+	if prev, dup := l.rpc.pending.Request(u.Dir, u.ID, u); dup {
 		l.report("jsonrpc/duplicate-id", []uint64{prev.Seq, u.Seq}, "%s reused id %s while its %s request (seq %d) is still unanswered",
 			sender(u.Dir), k.id, prev.Method, prev.Seq)
 	}
-	l.rpc.pending[k] = u
 	delete(l.rpc.answered, k)
 	l.acpMessage(u)
 }
@@ -163,7 +162,7 @@ func (l *linter) rpcResponse(u unit) {
 		return
 	}
 	k := u.key(u.Dir.Reverse(), u.ID)
-	req, ok := l.rpc.pending[k]
+	req, ok := l.rpc.pending.Response(u.Dir, u.ID)
 	if !ok {
 		if prev, done := l.rpc.answered[k]; done {
 			l.report("jsonrpc/response-duplicate", []uint64{prev, u.Seq}, "request %s was already answered at seq %d", id, prev)
@@ -172,7 +171,6 @@ func (l *linter) rpcResponse(u unit) {
 		}
 		return
 	}
-	delete(l.rpc.pending, k)
 	l.rpc.answered[k] = u.Seq
 	l.batchSeparateReply(u)
 	l.acpResponse(req, u)
@@ -182,10 +180,7 @@ func (l *linter) rpcEnd() {
 	if !l.opts.Finished {
 		return
 	}
-	var left []unit
-	for _, req := range l.rpc.pending {
-		left = append(left, req)
-	}
+	left := l.rpc.pending.Outstanding()
 	sort.Slice(left, func(i, j int) bool { return left[i].Seq < left[j].Seq })
 	for _, req := range left {
 		l.report("jsonrpc/unanswered", []uint64{req.Seq}, "%s request (id %s) from %s was never answered",

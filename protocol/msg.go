@@ -7,8 +7,10 @@ import (
 	"github.com/acpscope/acpscope/wire"
 )
 
-// Msg is one captured frame as protocol sees it: the fields of a capture
-// record that matter for meaning, and the exact bytes.
+// Msg is one frame, batch member or stderr line: acpscope's one message
+// type. The store's capture.Record embeds it and adds what the store
+// learns (pairing, latency, sizes); lint, the transcript and replay read
+// it as it is.
 type Msg struct {
 	Seq   uint64
 	Time  int64 // unix nanoseconds
@@ -51,9 +53,6 @@ func (m *Msg) member(key string) []byte {
 
 // params returns the exact bytes of "params", nil when absent.
 func (m *Msg) params() []byte { return m.member("params") }
-
-// result returns the exact bytes of "result", nil when absent.
-func (m *Msg) result() []byte { return m.member("result") }
 
 // decode unmarshals raw JSON into v with numbers kept as json.Number. It
 // reports whether raw held a value that decoded.

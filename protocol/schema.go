@@ -110,7 +110,7 @@ func (v *SchemaValidator) schema(name string) (*jsonschema.Schema, error) {
 // are skipped.
 func (v *SchemaValidator) Lint(msgs []Msg) []Finding {
 	var out []Finding
-	pending := map[pendingKey]string{}
+	pending := pairs[string]{} // the request's method
 	forEachUnit(msgs, func(u unit) {
 		var (
 			method, role string
@@ -120,16 +120,15 @@ func (v *SchemaValidator) Lint(msgs []Msg) []Finding {
 		switch u.Kind {
 		case wire.KindRequest, wire.KindNotification:
 			if u.Kind == wire.KindRequest {
-				pending[u.key(u.Dir, u.ID)] = u.Method
+				pending.of(u.Conn).Request(u.Dir, u.ID, u.Method)
 			}
 			method, role, raw = u.Method, "params", u.params()
 			if u.Dir == wire.DirAgent {
 				handler = "client"
 			}
 		case wire.KindResponse:
-			k := u.key(u.Dir.Reverse(), u.ID)
-			method, role, raw = pending[k], "result", u.result()
-			delete(pending, k)
+			method, _ = pending.of(u.Conn).Response(u.Dir, u.ID)
+			role, raw = "result", u.result()
 			if u.Dir == wire.DirClient {
 				handler = "client"
 			}

@@ -1,6 +1,10 @@
 package protocol
 
-import "github.com/acpscope/acpscope/wire"
+import (
+	"bytes"
+
+	"github.com/acpscope/acpscope/wire"
+)
 
 // UpdateVariant describes one session/update variant.
 type UpdateVariant struct {
@@ -56,17 +60,59 @@ func LookupUpdate(name string) (Stability, bool) {
 // UpdateKind returns params.update.sessionUpdate of a session/update
 // message body (the whole JSON-RPC object), or "" when there is none.
 // Seed 004's update.kind is not the discriminator and is not consulted.
+// body may be anything; UpdateOf reads a classified message faster.
 func UpdateKind(body []byte) string {
 	m := Msg{Body: body}
-	params := m.params()
+	if upd := updateOf(m.params()); upd != nil {
+		return wire.StringMember(upd, "sessionUpdate")
+	}
+	return ""
+}
+
+// UpdateOf returns the variant of a session/update notification
+// (params.update.sessionUpdate) and the text of its content block when it
+// has one (a message chunk's text); both are "" for any other message. It
+// trusts m.Kind: a notification's bytes were validated when classified.
+func UpdateOf(m *Msg) (variant, text string) {
+	if m.Kind != wire.KindNotification || m.Method != "session/update" {
+		return "", ""
+	}
+	b := bytes.TrimSpace(m.Body)
+	if len(b) == 0 || b[0] != '{' {
+		return "", ""
+	}
+	upd := updateOf(wire.Value(b, "params"))
+	if upd == nil {
+		return "", ""
+	}
+	if c := wire.Value(upd, "content"); len(c) > 0 && c[0] == '{' {
+		text = wire.StringMember(c, "text")
+	}
+	return wire.StringMember(upd, "sessionUpdate"), text
+}
+
+// updateOf returns the "update" member of params when both are objects,
+// else nil.
+func updateOf(params []byte) []byte {
 	if len(params) == 0 || params[0] != '{' {
-		return ""
+		return nil
 	}
 	upd := wire.Value(params, "update")
 	if len(upd) == 0 || upd[0] != '{' {
-		return ""
+		return nil
 	}
-	return wire.StringMember(upd, "sessionUpdate")
+	return upd
+}
+
+// IsMessageChunk reports whether a session/update variant streams a
+// message in pieces (user_message_chunk, agent_message_chunk,
+// agent_thought_chunk): viewers join a run of them into one text.
+func IsMessageChunk(variant string) bool {
+	switch variant {
+	case "user_message_chunk", "agent_message_chunk", "agent_thought_chunk":
+		return true
+	}
+	return false
 }
 
 // Content block types (ContentBlock.type).

@@ -10,22 +10,9 @@ import (
 // BuildTranscript rebuilds the conversation from msgs, in capture order.
 // It never fails: what it does not understand it keeps verbatim.
 func BuildTranscript(msgs []Msg) *Transcript {
-	b := &builder{t: &Transcript{}, byID: map[string]*Session{}, pending: map[pendingKey]pendingReq{}}
+	b := &builder{t: &Transcript{}, byID: map[string]*Session{}, pending: pairs[pendingReq]{}}
 	forEachUnit(msgs, b.unit)
 	return b.t
-}
-
-// pendingKey names a request: JSON-RPC ids are unique per connection and
-// per direction (each side has its own id space).
-type pendingKey struct {
-	conn uint32
-	dir  wire.Dir
-	id   string
-}
-
-// key names the request sent in dir with id on u's connection.
-func (u *unit) key(dir wire.Dir, id []byte) pendingKey {
-	return pendingKey{u.Conn, dir, idKey(id)}
 }
 
 type pendingReq struct {
@@ -38,7 +25,7 @@ type pendingReq struct {
 type builder struct {
 	t       *Transcript
 	byID    map[string]*Session
-	pending map[pendingKey]pendingReq
+	pending pairs[pendingReq]
 }
 
 func (b *builder) unit(u unit) {
@@ -48,9 +35,7 @@ func (b *builder) unit(u unit) {
 	case wire.KindNotification:
 		b.notification(u)
 	case wire.KindResponse, wire.KindError:
-		k := u.key(u.Dir.Reverse(), u.ID)
-		if req, ok := b.pending[k]; ok {
-			delete(b.pending, k)
+		if req, ok := b.pending.of(u.Conn).Response(u.Dir, u.ID); ok {
 			b.response(req, u)
 		}
 	}
@@ -122,7 +107,7 @@ func (b *builder) request(u unit) {
 			req.item = s.add(&Item{Kind: ItemCall, Seqs: []uint64{u.Seq}, Call: &ClientCall{Method: u.Method, Summary: callSummary(u.Method, p)}})
 		}
 	}
-	b.pending[u.key(u.Dir, u.ID)] = req
+	b.pending.of(u.Conn).Request(u.Dir, u.ID, req)
 }
 
 func (b *builder) response(req pendingReq, u unit) {

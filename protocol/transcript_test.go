@@ -17,13 +17,6 @@ func golden(t *testing.T, name string, got []byte) {
 	testkit.Golden(t, filepath.Join("testdata", name), got, *update, "-update")
 }
 
-func head(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[:n]
-	}
-	return b
-}
-
 func TestTranscriptGoose(t *testing.T) {
 	msgs := loadDevtools(t, "goose-1.37.0.json")
 	tr := BuildTranscript(msgs)

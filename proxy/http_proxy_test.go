@@ -140,7 +140,7 @@ func checkRFDRecord(t *testing.T, rec *memRecorder) {
 		}
 	}
 	first := rec.all()[0]
-	if !strings.HasPrefix(first.Env.Headers["authorization"], "Bearer <redacted:sha256:") {
+	if !strings.HasPrefix(first.Env.Headers["authorization"], "Bearer <redacted:hmac:") {
 		t.Errorf("authorization recorded as %q", first.Env.Headers["authorization"])
 	}
 }

@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
@@ -133,7 +135,7 @@ const (
 // are stored as fingerprints (see redactHeader).
 var keptHeaders = []string{
 	"Content-Type", "Accept", "Last-Event-Id", "Origin", "Upgrade",
-	"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie",
+	"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "X-Api-Key",
 	"Sec-Websocket-Protocol", "Www-Authenticate", "Location", "Content-Encoding",
 }
 
@@ -179,7 +181,7 @@ func responseHeaders(resp, req http.Header) map[string]string {
 	return out
 }
 
-// redactHeader replaces credentials by a short fingerprint, so a reader
+// redactHeader replaces credentials by a keyed fingerprint, so a reader
 // of a capture can tell whether two requests used the same token without
 // learning it. The scheme of Authorization and the names of cookies stay
 // visible.
@@ -194,7 +196,7 @@ func redactHeader(name, value string) string {
 		return redactCookies(value, false)
 	case "set-cookie":
 		return redactCookies(value, true)
-	case "sec-websocket-protocol":
+	case "sec-websocket-protocol", "x-api-key":
 		// Subprotocols are a known place to smuggle tokens in browsers.
 		return fingerprint(value)
 	}
@@ -216,8 +218,23 @@ func redactCookies(value string, setCookie bool) string {
 	return strings.Join(parts, ";")
 }
 
-// fingerprint returns "<redacted:sha256:XXXXXXXX>" for a secret.
+// fingerprintKey keys every fingerprint this process makes. It is made
+// when the first is needed and lives only in memory: a capture is
+// written by one process, and "same token or another" is all a reader of
+// it needs to learn. Stored beside the capture, the key would only let
+// whoever holds the file test guesses of a token offline, which an
+// unkeyed hash (sha256 of "wrong" is 8810ad58…) let anyone do.
+var fingerprintKey = sync.OnceValue(func() []byte {
+	k := make([]byte, 32)
+	rand.Read(k) // never fails (crypto/rand)
+	return k
+})
+
+// fingerprint returns "<redacted:hmac:XXXXXXXXXXXX>" for a secret: 48
+// bits of HMAC-SHA-256 under fingerprintKey, enough to tell a capture's
+// few tokens apart. Exports replace it by a numbered label.
 func fingerprint(secret string) string {
-	sum := sha256.Sum256([]byte(secret))
-	return "<redacted:sha256:" + hex.EncodeToString(sum[:4]) + ">"
+	m := hmac.New(sha256.New, fingerprintKey())
+	m.Write([]byte(secret))
+	return "<redacted:hmac:" + hex.EncodeToString(m.Sum(nil)[:6]) + ">"
 }

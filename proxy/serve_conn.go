@@ -12,15 +12,14 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	acp "github.com/acpscope/acpscope/protocol" // the test files declare a type named protocol
 	"github.com/acpscope/acpscope/wire"
 )
 
 // connLevelMethods are the requests whose responses travel on the
 // connection-scoped stream although they name a session: the client
 // cannot have the session's stream before it knows the session.
-var connLevelMethods = map[string]bool{
-	"session/new": true, "session/load": true, "session/fork": true, "session/resume": true,
-}
+var connLevelMethods = acp.ConnectionLevelMethods()
 
 // serveConn is one client connection of serve: one agent process, its
 // connection-scoped stream, one stream per session, and the routing

@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -34,7 +35,8 @@ type AgentResult struct {
 // agentRun is the state of one replay as agent; one goroutine owns it.
 type agentRun struct {
 	opts   AgentOptions
-	rec    []Message
+	rec    []protocol.Msg
+	peer   []int // protocol.Pair of rec
 	p      *peer
 	binder *Binder
 	res    AgentResult
@@ -44,7 +46,7 @@ type agentRun struct {
 	skipped  map[int]bool
 	liveID   map[int][]byte
 	// answers holds the client's live responses by the id we sent.
-	answers map[string]*Message
+	answers map[string]*protocol.Msg
 	cursor  int
 	lastAt  time.Time // when the previous step happened, for spacing
 	eof     bool
@@ -56,8 +58,8 @@ type agentRun struct {
 // client's JSON-RPC id, rebound identifiers), and sends the recorded
 // notifications and requests with their recorded spacing. It returns when
 // the client closes its output.
-func RunAgent(ctx context.Context, rec []Message, clientOut io.Reader, clientIn io.Writer, opts AgentOptions) (*AgentResult, error) {
-	rec = Pair(Protocol(rec))
+func RunAgent(ctx context.Context, rec []protocol.Msg, clientOut io.Reader, clientIn io.Writer, opts AgentOptions) (*AgentResult, error) {
+	rec = Protocol(rec)
 	if len(rec) == 0 {
 		return nil, ErrNoMessages
 	}
@@ -68,10 +70,10 @@ func RunAgent(ctx context.Context, rec []Message, clientOut io.Reader, clientIn 
 		opts.Log = io.Discard
 	}
 	a := &agentRun{
-		opts: opts, rec: rec, binder: NewBinder(),
+		opts: opts, rec: rec, peer: protocol.Pair(rec), binder: NewBinder(),
 		p:        newPeer(clientOut, clientIn, wire.DirClient, opts.Tap),
 		consumed: map[int]bool{}, skipped: map[int]bool{}, liveID: map[int][]byte{},
-		answers: map[string]*Message{}, lastAt: time.Now(),
+		answers: map[string]*protocol.Msg{}, lastAt: time.Now(),
 	}
 	defer a.p.close()
 	err := a.run(ctx)
@@ -86,7 +88,7 @@ func (a *agentRun) countUnsent() {
 	n := 0
 	for i := range a.rec {
 		r := &a.rec[i]
-		if r.Dir == wire.DirClient && !r.IsResponse() && !a.consumed[i] && !a.skipped[i] {
+		if r.Dir == wire.DirClient && !r.Kind.IsResponse() && !a.consumed[i] && !a.skipped[i] {
 			a.skipped[i] = true
 			n++
 		}
@@ -103,8 +105,8 @@ func (a *agentRun) run(ctx context.Context) error {
 		m := &a.rec[i]
 		var err error
 		switch {
-		case m.Dir == wire.DirClient && m.IsResponse():
-			err = a.awaitAnswer(ctx, m)
+		case m.Dir == wire.DirClient && m.Kind.IsResponse():
+			err = a.awaitAnswer(ctx, i)
 		case m.Dir == wire.DirClient:
 			err = a.awaitClient(ctx, i)
 		default:
@@ -165,18 +167,20 @@ func (a *agentRun) awaitClient(ctx context.Context, i int) error {
 }
 
 // awaitAnswer waits for the client's answer to a recorded agent request
-// and learns the identifiers it mints (terminalId, …).
-func (a *agentRun) awaitAnswer(ctx context.Context, m *Message) error {
-	if m.Peer < 0 {
+// (recorded as message i) and learns the identifiers it mints
+// (terminalId, …).
+func (a *agentRun) awaitAnswer(ctx context.Context, i int) error {
+	m, j := &a.rec[i], a.peer[i]
+	if j < 0 {
 		return nil
 	}
-	id := string(a.rec[m.Peer].ID)
+	id := string(a.rec[j].ID)
 	deadline := time.NewTimer(a.opts.Timeout)
 	defer deadline.Stop()
 	for a.answers[id] == nil && !a.eof {
 		if err := a.next(ctx, deadline.C); err != nil {
 			if err == ErrTimeout {
-				a.note("the client did not answer %s [%s] within %s", a.rec[m.Peer].Method, id, a.opts.Timeout)
+				a.note("the client did not answer %s [%s] within %s", a.rec[j].Method, id, a.opts.Timeout)
 				return nil
 			}
 			return err
@@ -195,11 +199,11 @@ func (a *agentRun) awaitAnswer(ctx context.Context, m *Message) error {
 func (a *agentRun) emit(ctx context.Context, i int) error {
 	m := &a.rec[i]
 	body := m.Body
-	if m.IsResponse() {
-		if m.Peer < 0 || !a.consumed[m.Peer] {
+	if j := a.peer[i]; m.Kind.IsResponse() {
+		if j < 0 || !a.consumed[j] {
 			return nil // answers a request this client never sent
 		}
-		body = SetID(body, a.liveID[m.Peer])
+		body = SetID(body, a.liveID[j])
 	}
 	if err := a.pace(ctx, i); err != nil {
 		return err
@@ -252,12 +256,12 @@ func (a *agentRun) next(ctx context.Context, timeout <-chan time.Time) error {
 }
 
 // handle matches one live client message against the recording.
-func (a *agentRun) handle(m *Message) error {
-	if m.IsResponse() {
+func (a *agentRun) handle(m *protocol.Msg) error {
+	if m.Kind.IsResponse() {
 		a.answers[string(m.ID)] = m
 		return nil
 	}
-	if !m.IsRequest() && m.Kind != wire.KindNotification {
+	if m.Kind != wire.KindRequest && m.Kind != wire.KindNotification {
 		a.note("ignored a %s line from the client", m.Kind)
 		return nil
 	}
@@ -272,19 +276,19 @@ func (a *agentRun) handle(m *Message) error {
 
 // consume binds live message m to recorded candidate cand; recorded client
 // messages between the cursor and it were never sent by this client.
-func (a *agentRun) consume(m *Message, cand candidate) error {
+func (a *agentRun) consume(m *protocol.Msg, cand candidate) error {
 	i := cand.index
 	a.consumed[i] = true
 	a.liveID[i] = m.ID
 	for j := a.cursor; j < i; j++ {
 		r := &a.rec[j]
-		if r.Dir == wire.DirClient && !r.IsResponse() && !a.consumed[j] && !a.skipped[j] {
+		if r.Dir == wire.DirClient && !r.Kind.IsResponse() && !a.consumed[j] && !a.skipped[j] {
 			a.skipped[j] = true
 			a.res.Skipped++
 			fmt.Fprintf(a.opts.Log, "replay: the client skipped recorded %s #%d\n", r.Method, r.Seq)
 		}
 	}
-	if m.IsRequest() {
+	if m.Kind == wire.KindRequest {
 		a.res.Served++
 	}
 	// Identifiers the client chose (session/load's sessionId, …) replace
@@ -303,7 +307,7 @@ func (a *agentRun) consume(m *Message, cand candidate) error {
 
 // unmatched reports a client message the recording has no place for, with
 // the nearest candidate and its diff, and answers a request with an error.
-func (a *agentRun) unmatched(m *Message, cand candidate, found bool) error {
+func (a *agentRun) unmatched(m *protocol.Msg, cand candidate, found bool) error {
 	a.res.Unmatched++
 	msg := fmt.Sprintf("no recorded %s matches the client's %s%s", m.Method, m.Kind, idTag(m.ID))
 	code := -32603
@@ -320,7 +324,7 @@ func (a *agentRun) unmatched(m *Message, cand candidate, found bool) error {
 	for _, c := range cand.changes {
 		fmt.Fprintf(a.opts.Log, "replay:     %s\n", c)
 	}
-	if !m.IsRequest() {
+	if m.Kind != wire.KindRequest {
 		return nil
 	}
 	return a.p.send(errorResponse(m.ID, code, "acpscope replay: "+msg))

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acpscope/acpscope/protocol"
 )
 
 // TestReplayAsAgentClientLeavesEarly: a client that leaves part way never
@@ -76,7 +78,7 @@ func waitForAnswer(t *testing.T, r *bufio.Reader, id int) {
 const waitLimit = 2 * time.Minute
 
 // recv waits for the next message from a peer.
-func recv(t *testing.T, p *peer) Message {
+func recv(t *testing.T, p *peer) protocol.Msg {
 	t.Helper()
 	select {
 	case m, ok := <-p.in:
@@ -87,7 +89,7 @@ func recv(t *testing.T, p *peer) Message {
 	case <-time.After(waitLimit):
 		t.Fatalf("no message from the replay within %v", waitLimit)
 	}
-	return Message{}
+	return protocol.Msg{}
 }
 
 func pipe(t *testing.T) (*os.File, *os.File) {

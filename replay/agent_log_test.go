@@ -25,7 +25,7 @@ func TestReplayAsAgentLogReadsWell(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, _, log := serveToDemoClient(t, cancelled, tt.client)
+			_, _, log, _ := serveToDemoClient(t, cancelled, tt.client)
 			if !strings.Contains(log, tt.want) {
 				t.Errorf("log lacks %q:\n%s", tt.want, log)
 			}

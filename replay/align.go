@@ -191,7 +191,7 @@ func Compare(a, b []Item, opts CompareOptions) []Entry {
 func compareItem(a, b *Item, opts CompareOptions) []Change {
 	if opts.Learn && opts.Binder != nil {
 		keep := notSessionID // session ids are learned from responses only
-		if a.First().IsResponse() {
+		if a.First().Kind.IsResponse() {
 			keep = nil
 		}
 		opts.Binder.LearnIf(a.First().Body, b.First().Body, keep)

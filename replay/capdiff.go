@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -33,19 +34,20 @@ type LatencyDelta struct {
 func (d *CaptureDiff) Same() bool { return Mismatches(d.Entries) == 0 && len(d.Meta) == 0 }
 
 // DiffConversations aligns a and b (both directions) and compares them.
-func DiffConversations(a, b []Message, opts CompareOptions, strict bool) *CaptureDiff {
-	a, b = Pair(Protocol(a)), Pair(Protocol(b))
+func DiffConversations(a, b []protocol.Msg, opts CompareOptions, strict bool) *CaptureDiff {
+	a, b = Protocol(a), Protocol(b)
+	peerA, peerB := protocol.Pair(a), protocol.Pair(b)
 	if opts.Binder == nil {
 		opts.Binder, opts.Learn = NewBinder(), true
 	}
 	d := &CaptureDiff{Entries: Compare(Fold(a, strict), Fold(b, strict), opts)}
 	d.Meta = initializeChanges(a, b)
-	d.Latency = latencyDeltas(a, b)
+	d.Latency = latencyDeltas(latencies(a, peerA), latencies(b, peerB))
 	return d
 }
 
 // initializeChanges compares the initialize exchange of each side.
-func initializeChanges(a, b []Message) []Change {
+func initializeChanges(a, b []protocol.Msg) []Change {
 	var out []Change
 	for _, dir := range []wire.Dir{wire.DirClient, wire.DirAgent} {
 		ma, mb := findInitialize(a, dir), findInitialize(b, dir)
@@ -69,7 +71,7 @@ func initializeChanges(a, b []Message) []Change {
 	return out
 }
 
-func findInitialize(msgs []Message, dir wire.Dir) *Message {
+func findInitialize(msgs []protocol.Msg, dir wire.Dir) *protocol.Msg {
 	for i := range msgs {
 		if msgs[i].Method == "initialize" && msgs[i].Dir == dir {
 			return &msgs[i]
@@ -80,8 +82,7 @@ func findInitialize(msgs []Message, dir wire.Dir) *Message {
 
 // latencyDeltas lists, per method answered on either side, the median
 // latency of each.
-func latencyDeltas(a, b []Message) []LatencyDelta {
-	la, lb := latencies(a), latencies(b)
+func latencyDeltas(la, lb map[string][]time.Duration) []LatencyDelta {
 	methods := map[string]bool{}
 	for m := range la {
 		methods[m] = true
@@ -97,11 +98,12 @@ func latencyDeltas(a, b []Message) []LatencyDelta {
 	return out
 }
 
-func latencies(msgs []Message) map[string][]time.Duration {
+// latencies lists each method's response times; peer pairs msgs.
+func latencies(msgs []protocol.Msg, peer []int) map[string][]time.Duration {
 	out := map[string][]time.Duration{}
-	for _, m := range msgs {
-		if m.IsResponse() && m.Peer >= 0 {
-			out[m.Method] = append(out[m.Method], m.Latency)
+	for i, m := range msgs {
+		if m.Kind.IsResponse() && peer[i] >= 0 {
+			out[m.Method] = append(out[m.Method], time.Duration(m.Time-msgs[peer[i]].Time))
 		}
 	}
 	return out

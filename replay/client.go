@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -49,7 +50,8 @@ func (r *Result) Match() bool { return Mismatches(r.Entries) == 0 && len(r.Notes
 // clientRun is the state of one replay as client; one goroutine owns it.
 type clientRun struct {
 	opts   ClientOptions
-	rec    []Message // the recording, paired
+	rec    []protocol.Msg // the recording
+	peer   []int          // protocol.Pair of rec
 	p      *peer
 	binder *Binder
 	res    Result
@@ -78,8 +80,8 @@ type clientRun struct {
 // what the agent sent with what the recording holds. It closes agentIn
 // when done. The caller stops the agent; RunClient returns once agentOut
 // has ended or, after closing agentIn, Settle has passed.
-func RunClient(ctx context.Context, rec []Message, agentOut io.Reader, agentIn io.WriteCloser, opts ClientOptions) (*Result, error) {
-	rec = Pair(Protocol(rec))
+func RunClient(ctx context.Context, rec []protocol.Msg, agentOut io.Reader, agentIn io.WriteCloser, opts ClientOptions) (*Result, error) {
+	rec = Protocol(rec)
 	if len(rec) == 0 {
 		return nil, ErrNoMessages
 	}
@@ -93,7 +95,7 @@ func RunClient(ctx context.Context, rec []Message, agentOut io.Reader, agentIn i
 		opts.Log = io.Discard
 	}
 	c := &clientRun{
-		opts: opts, rec: rec, binder: NewBinder(),
+		opts: opts, rec: rec, peer: protocol.Pair(rec), binder: NewBinder(),
 		p:        newPeer(agentOut, agentIn, wire.DirAgent, opts.Tap),
 		answered: map[string]bool{}, usedAgentReq: map[int]bool{}, notifCursor: map[string]int{},
 		lastRecv: time.Now(), lastSent: -1,
@@ -112,7 +114,7 @@ func RunClient(ctx context.Context, rec []Message, agentOut io.Reader, agentIn i
 func (c *clientRun) run(ctx context.Context) error {
 	for i := range c.rec {
 		m := &c.rec[i]
-		if m.Dir != wire.DirClient || m.IsResponse() {
+		if m.Dir != wire.DirClient || m.Kind.IsResponse() {
 			continue // the agent's part, and answers we give when asked
 		}
 		if err := c.waitBefore(ctx, i, m.Kind == wire.KindNotification); err != nil {
@@ -155,7 +157,7 @@ func (c *clientRun) run(ctx context.Context) error {
 // before it went, then says how the agent ended and what the replay was
 // waiting for: an error when the agent answered nothing (nothing can be
 // compared), else a note beside the comparison.
-func (c *clientRun) gone(ctx context.Context, m *Message, i int) error {
+func (c *clientRun) gone(ctx context.Context, m *protocol.Msg, i int) error {
 	_ = c.waitFor(ctx, func() bool { return c.eof }, c.opts.Settle)
 	who := "the agent closed its output"
 	if c.inputGone && !c.eof {
@@ -188,13 +190,13 @@ func (c *clientRun) gone(ctx context.Context, m *Message, i int) error {
 
 // awaited is the first request the agent has not answered: one already
 // sent, else next, the one the replay was about to send.
-func (c *clientRun) awaited(next *Message) *Message {
+func (c *clientRun) awaited(next *protocol.Msg) *protocol.Msg {
 	for i := 0; i <= c.lastSent && i < len(c.rec); i++ {
-		if m := &c.rec[i]; m.Dir == wire.DirClient && m.IsRequest() && !c.answered[string(m.ID)] {
+		if m := &c.rec[i]; m.Dir == wire.DirClient && m.Kind == wire.KindRequest && !c.answered[string(m.ID)] {
 			return m
 		}
 	}
-	if next != nil && next.IsRequest() {
+	if next != nil && next.Kind == wire.KindRequest {
 		return next
 	}
 	return nil
@@ -203,7 +205,7 @@ func (c *clientRun) awaited(next *Message) *Message {
 func (c *clientRun) remainingSends(from int) int {
 	n := 0
 	for _, m := range c.rec[from:] {
-		if m.Dir == wire.DirClient && !m.IsResponse() {
+		if m.Dir == wire.DirClient && !m.Kind.IsResponse() {
 			n++
 		}
 	}
@@ -222,12 +224,13 @@ func (c *clientRun) waitBefore(ctx context.Context, i int, positional bool) erro
 			continue
 		}
 		c.wantCount++
-		if m.IsResponse() && m.Peer >= 0 && !c.answered[string(c.rec[m.Peer].ID)] {
-			if err := c.waitFor(ctx, func() bool { return c.answered[string(c.rec[m.Peer].ID)] }, c.opts.Timeout); err != nil {
+		if j := c.peer[c.scanned]; m.Kind.IsResponse() && j >= 0 && !c.answered[string(c.rec[j].ID)] {
+			req := &c.rec[j]
+			if err := c.waitFor(ctx, func() bool { return c.answered[string(req.ID)] }, c.opts.Timeout); err != nil {
 				if err != ErrTimeout {
 					return err
 				}
-				c.note("timed out after %s waiting for the answer to %s [%s] (recorded #%d)", c.opts.Timeout, c.rec[m.Peer].Method, c.rec[m.Peer].ID, c.rec[m.Peer].Seq)
+				c.note("timed out after %s waiting for the answer to %s [%s] (recorded #%d)", c.opts.Timeout, req.Method, req.ID, req.Seq)
 				c.stalled = true
 				return nil
 			}
@@ -279,18 +282,18 @@ func (c *clientRun) waitFor(ctx context.Context, cond func() bool, d time.Durati
 
 // handle takes one live agent message: keep it, answer it if it is a
 // request, and learn identifiers from it.
-func (c *clientRun) handle(m *Message) error {
+func (c *clientRun) handle(m *protocol.Msg) error {
 	c.p.live = append(c.p.live, *m)
 	c.res.Received++
 	c.agentSeen++
 	c.lastRecv = time.Now()
 	switch {
-	case m.IsResponse():
+	case m.Kind.IsResponse():
 		c.answered[string(m.ID)] = true
 		if r := c.recordedResponse(m.ID); r != nil {
 			c.learn(r.Body, m.Body)
 		}
-	case m.IsRequest():
+	case m.Kind == wire.KindRequest:
 		return c.answer(m)
 	case m.Kind == wire.KindNotification:
 		c.learnPositional(m)
@@ -299,11 +302,11 @@ func (c *clientRun) handle(m *Message) error {
 }
 
 // recordedResponse finds the recorded agent response to our request id.
-func (c *clientRun) recordedResponse(id []byte) *Message {
+func (c *clientRun) recordedResponse(id []byte) *protocol.Msg {
 	if c.responses == nil {
 		c.responses = map[string]int{}
 		for i := range c.rec {
-			if r := &c.rec[i]; r.Dir == wire.DirAgent && r.IsResponse() {
+			if r := &c.rec[i]; r.Dir == wire.DirAgent && r.Kind.IsResponse() {
 				if _, dup := c.responses[string(r.ID)]; !dup {
 					c.responses[string(r.ID)] = i
 				}
@@ -328,18 +331,18 @@ func (c *clientRun) learn(recorded, live []byte) {
 // calls mint toolCallIds the client may quote). The window keeps an agent
 // that sends more or fewer notifications from being paired across turns,
 // and session ids are only ever learned from responses.
-func (c *clientRun) learnPositional(m *Message) {
-	sub, _ := updateOf(m)
+func (c *clientRun) learnPositional(m *protocol.Msg) {
+	sub, _ := protocol.UpdateOf(m)
 	key := m.Method + " " + sub
 	for i := max(c.notifCursor[key], c.lastSent+1); i < len(c.rec); i++ {
 		r := &c.rec[i]
-		if r.Dir == wire.DirClient && r.IsRequest() {
+		if r.Dir == wire.DirClient && r.Kind == wire.KindRequest {
 			return // the next turn: nothing of this one left to pair with
 		}
 		if r.Dir != wire.DirAgent || r.Kind != wire.KindNotification || r.Method != m.Method {
 			continue
 		}
-		if rs, _ := updateOf(r); rs != sub || c.binder.Map(r.Session) != m.Session {
+		if rs, _ := protocol.UpdateOf(r); rs != sub || c.binder.Map(r.Session) != m.Session {
 			continue
 		}
 		c.notifCursor[key] = i + 1
@@ -357,7 +360,7 @@ func notSessionID(path string) bool {
 
 // answer replies to a live agent request from the recording: the
 // recorded client answer to the closest recorded request of that method.
-func (c *clientRun) answer(m *Message) error {
+func (c *clientRun) answer(m *protocol.Msg) error {
 	cand, same, found := nearest(c.rec, m, func(i int) bool { return !c.usedAgentReq[i] }, c.binder.Map)
 	if !found || !same {
 		// Reuse an already-used answer of the same method before giving up.
@@ -377,12 +380,13 @@ func (c *clientRun) answer(m *Message) error {
 		c.note("answered %s [%s] from the nearest recorded request #%d (%s: %s)", m.Method, m.ID, r.Seq, Count(len(cand.changes), "param differs", "params differ"), cand.changes[0])
 	}
 	c.res.Answered++
-	if r.Peer < 0 {
+	j := c.peer[cand.index]
+	if j < 0 {
 		c.note("recorded %s #%d was never answered; replied -32603", r.Method, r.Seq)
 		return c.p.send(errorResponse(m.ID, -32603, "acpscope replay: the recorded "+m.Method+" was never answered"))
 	}
-	reply := SetID(c.binder.Apply(c.rec[r.Peer].Body), m.ID)
-	fmt.Fprintf(c.opts.Log, "replay: ← %s [%s] answered from recorded #%d\n", m.Method, m.ID, c.rec[r.Peer].Seq)
+	reply := SetID(c.binder.Apply(c.rec[j].Body), m.ID)
+	fmt.Fprintf(c.opts.Log, "replay: ← %s [%s] answered from recorded #%d\n", m.Method, m.ID, c.rec[j].Seq)
 	return c.p.send(reply)
 }
 
@@ -400,14 +404,15 @@ func (c *clientRun) drain(ctx context.Context) {
 
 // compare aligns the agent's messages, recorded and live.
 func (c *clientRun) compare() {
-	var recAgent []Message
+	var recAgent []protocol.Msg
 	for _, m := range c.rec {
 		if m.Dir == wire.DirAgent {
 			recAgent = append(recAgent, m)
 		}
 	}
-	live := Pair(append(c.sentCopy(), c.p.live...))
-	var liveAgent []Message
+	live := append(c.sentCopy(), c.p.live...)
+	protocol.Pair(live)
+	var liveAgent []protocol.Msg
 	for _, m := range live {
 		if m.Dir == wire.DirAgent {
 			liveAgent = append(liveAgent, m)
@@ -418,11 +423,12 @@ func (c *clientRun) compare() {
 }
 
 // sentCopy gives the live responses their request's method for display:
-// the requests we sent are the recorded ones.
-func (c *clientRun) sentCopy() []Message {
-	var out []Message
+// the requests we sent are the recorded ones, all on the live connection.
+func (c *clientRun) sentCopy() []protocol.Msg {
+	var out []protocol.Msg
 	for _, m := range c.rec {
-		if m.Dir == wire.DirClient && m.IsRequest() {
+		if m.Dir == wire.DirClient && m.Kind == wire.KindRequest {
+			m.Conn = 0
 			out = append(out, m)
 		}
 	}

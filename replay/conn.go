@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -19,22 +20,21 @@ type Tap func(dir wire.Dir, t int64, line []byte)
 // peer is the live side of a replay: lines read from it arrive on in,
 // lines written go out through write.
 type peer struct {
-	in      chan Message  // closed when the peer's output ends
-	stop    chan struct{} // closed by the driver when it is done
+	in      chan protocol.Msg // closed when the peer's output ends
+	stop    chan struct{}     // closed by the driver when it is done
 	out     io.Writer
 	outMu   sync.Mutex
 	dir     wire.Dir // the direction of what the peer sends
 	tap     Tap
 	readErr error // set before in closes
-	live    []Message
-	seq     uint64
+	live    []protocol.Msg
 }
 
 // newPeer starts the reader goroutine ("replay reader"): it reads lines
 // from r until EOF or a read error, or until close is called and it next
 // has a line to deliver. A reader blocked in Read ends when r is closed.
 func newPeer(r io.Reader, w io.Writer, dir wire.Dir, tap Tap) *peer {
-	p := &peer{in: make(chan Message, 64), stop: make(chan struct{}), out: w, dir: dir, tap: tap}
+	p := &peer{in: make(chan protocol.Msg, 64), stop: make(chan struct{}), out: w, dir: dir, tap: tap}
 	go p.read(r)
 	return p
 }

@@ -7,6 +7,13 @@
 // alignment and field-level diff compare two captures (acpscope diff), and
 // a sequence diagram renders a conversation for bug reports.
 //
+// Replay works on protocol.Msg, the message every package shares: Load
+// takes recorded messages as the store classified and paired them, live
+// ones are classified as they arrive, and protocol.Pair says which
+// message answers which. What messages mean (session/update variants,
+// which requests open a session) it asks protocol; it knows nothing of
+// the UI.
+//
 // # Concurrency
 //
 // A replay run owns two goroutines: a reader of the peer's output that

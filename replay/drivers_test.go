@@ -11,6 +11,7 @@ import (
 
 	"github.com/acpscope/acpscope/internal/demo"
 	"github.com/acpscope/acpscope/internal/testkit"
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -18,21 +19,25 @@ import (
 // recording.
 type wireLog struct {
 	mu   sync.Mutex
-	msgs []Message
+	msgs []protocol.Msg
 }
 
 func (l *wireLog) add(dir wire.Dir, line []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, raw := range bytes.Split(bytes.TrimSuffix(line, []byte("\n")), []byte("\n")) {
-		l.msgs = append(l.msgs, NewMessage(uint64(len(l.msgs)+1), time.Now().UnixNano(), dir, append([]byte(nil), raw...)))
+		m := protocol.FromLine(uint64(len(l.msgs)+1), dir, append([]byte(nil), raw...))
+		m.Time = time.Now().UnixNano()
+		l.msgs = append(l.msgs, m)
 	}
 }
 
-func (l *wireLog) messages() []Message {
+func (l *wireLog) messages() []protocol.Msg {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return Pair(append([]Message(nil), l.msgs...))
+	msgs := append([]protocol.Msg(nil), l.msgs...)
+	protocol.Pair(msgs) // responses learn their request's method and session
+	return msgs
 }
 
 // tee is a pipe writer that logs each write.
@@ -51,7 +56,7 @@ func (t tee) Close() error { return t.w.Close() }
 
 // recordDemo runs the demo client against the demo agent over pipes and
 // returns the conversation as recorded on the wire.
-func recordDemo(t *testing.T, agentOpts demo.AgentOptions, clientOpts demo.ClientOptions) []Message {
+func recordDemo(t *testing.T, agentOpts demo.AgentOptions, clientOpts demo.ClientOptions) []protocol.Msg {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
@@ -74,7 +79,7 @@ func recordDemo(t *testing.T, agentOpts demo.AgentOptions, clientOpts demo.Clien
 }
 
 // replayAgainstDemo replays rec to an in-process demo agent.
-func replayAgainstDemo(t *testing.T, rec []Message, agentOpts demo.AgentOptions, opts ClientOptions) (*Result, string) {
+func replayAgainstDemo(t *testing.T, rec []protocol.Msg, agentOpts demo.AgentOptions, opts ClientOptions) (*Result, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
@@ -171,8 +176,9 @@ func TestReplayClientNoticesMutation(t *testing.T) {
 	}
 }
 
-// serveToDemoClient replays rec as the agent to an in-process demo client.
-func serveToDemoClient(t *testing.T, rec []Message, clientOpts demo.ClientOptions) (*AgentResult, demo.Summary, error, string) {
+// serveToDemoClient replays rec as the agent to an in-process demo client;
+// it returns the replay's result and log and the client's summary and error.
+func serveToDemoClient(t *testing.T, rec []protocol.Msg, clientOpts demo.ClientOptions) (*AgentResult, demo.Summary, string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
@@ -198,13 +204,13 @@ func serveToDemoClient(t *testing.T, rec []Message, clientOpts demo.ClientOption
 	if o.err != nil {
 		t.Fatalf("replay as agent: %v\n%s", o.err, logBuf.String())
 	}
-	return o.res, sum, clientErr, logBuf.String()
+	return o.res, sum, logBuf.String(), clientErr
 }
 
 func TestReplayAsAgentServesDemoClient(t *testing.T) {
 	// Recorded with uuid session ids; the client must follow them.
 	rec := recordDemo(t, demo.AgentOptions{SessionScheme: demo.SchemeUUID}, demo.ClientOptions{Sessions: 2})
-	res, sum, err, log := serveToDemoClient(t, rec, demo.ClientOptions{Sessions: 2})
+	res, sum, log, err := serveToDemoClient(t, rec, demo.ClientOptions{Sessions: 2})
 	if err != nil {
 		t.Fatalf("demo client failed against the replay: %v\n%s", err, log)
 	}

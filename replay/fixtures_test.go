@@ -11,13 +11,14 @@ import (
 
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/internal/demo"
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
 const gooseFixture = "../../shared/fixtures/acp-devtools-handshakes/goose-1.37.0.json"
 
 // loadFixture imports an acp-devtools export and loads it for replay.
-func loadFixture(t *testing.T, path string) []Message {
+func loadFixture(t *testing.T, path string) []protocol.Msg {
 	t.Helper()
 	if matches, _ := filepath.Glob(path); len(matches) == 0 {
 		t.Skipf("fixture %s is absent (it lives beside the repository, in ../shared/fixtures)", path)
@@ -46,7 +47,7 @@ func loadFixture(t *testing.T, path string) []Message {
 // the diff.
 func TestReplayGooseAsAgentToDemoClient(t *testing.T) {
 	rec := loadFixture(t, gooseFixture)
-	res, sum, clientErr, log := serveToDemoClient(t, rec, demo.ClientOptions{Prompts: []string{"Hello there"}})
+	res, sum, log, clientErr := serveToDemoClient(t, rec, demo.ClientOptions{Prompts: []string{"Hello there"}})
 	if res.Served < 2 {
 		t.Errorf("served %d requests, want initialize and session/new at least\n%s", res.Served, log)
 	}
@@ -69,8 +70,10 @@ func TestReplayGooseAsAgentToDemoClient(t *testing.T) {
 	}
 }
 
-// TestReplayFixturesAsClientPlan checks that every fixture loads, pairs
-// and folds (the replay plan) without losing messages.
+// TestReplayFixturesLoad checks that every fixture loads and folds (the
+// replay plan) without losing messages, and that the store paired its
+// responses as protocol.Pair does: Load takes their method and session
+// from the records.
 func TestReplayFixturesLoad(t *testing.T) {
 	files, _ := filepath.Glob("../../shared/fixtures/acp-devtools-handshakes/*.json")
 	if len(files) == 0 {
@@ -86,9 +89,14 @@ func TestReplayFixturesLoad(t *testing.T) {
 			if n != len(msgs) {
 				t.Errorf("folding kept %d of %d messages", n, len(msgs))
 			}
-			for _, m := range msgs {
-				if m.IsResponse() && m.Method == "" && m.Peer >= 0 {
-					t.Errorf("response #%d paired but has no method", m.Seq)
+			paired := append([]protocol.Msg(nil), msgs...)
+			peer := protocol.Pair(paired)
+			for i, m := range msgs {
+				if !m.Kind.IsResponse() || peer[i] < 0 {
+					continue
+				}
+				if m.Method == "" || m.Method != paired[i].Method || m.Session != paired[i].Session {
+					t.Errorf("response #%d loaded as %q in %q, paired as %q in %q", m.Seq, m.Method, m.Session, paired[i].Method, paired[i].Session)
 				}
 			}
 		})
@@ -121,7 +129,7 @@ func TestReplayAsAgentRebindsTerminal(t *testing.T) {
 		done <- res
 	}()
 	client := newPeer(toClientR, toAgentW, wire.DirAgent, nil)
-	expect := func(method string) Message {
+	expect := func(method string) protocol.Msg {
 		t.Helper()
 		select {
 		case m := <-client.in:
@@ -132,7 +140,7 @@ func TestReplayAsAgentRebindsTerminal(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatalf("timed out waiting for %s", method)
 		}
-		return Message{}
+		return protocol.Msg{}
 	}
 	client.send([]byte(`{"jsonrpc":"2.0","id":"a","method":"session/new","params":{"cwd":"/elsewhere","mcpServers":[]}}`))
 	if m := expect(""); string(m.ID) != `"a"` || !strings.Contains(string(m.Body), `"s-rec"`) {
@@ -143,7 +151,7 @@ func TestReplayAsAgentRebindsTerminal(t *testing.T) {
 	client.send(SetID([]byte(`{"jsonrpc":"2.0","id":0,"result":{"terminalId":"term-LIVE"}}`), create.ID))
 	update := expect("session/update")
 	output := expect("terminal/output")
-	for _, m := range []Message{update, output} {
+	for _, m := range []protocol.Msg{update, output} {
 		if strings.Contains(string(m.Body), "term-rec") || !strings.Contains(string(m.Body), "term-LIVE") {
 			t.Errorf("terminal id not rebound: %s", m.Body)
 		}
@@ -174,7 +182,7 @@ func TestOnlySession(t *testing.T) {
 	for _, m := range got {
 		seqs = append(seqs, m.Seq)
 	}
-	if len(seqs) != 6 || seqs[2] != 5 || got[5].Method != "session/prompt" || got[5].Peer != 4 {
+	if peer := protocol.Pair(got); len(seqs) != 6 || seqs[2] != 5 || got[5].Method != "session/prompt" || peer[5] != 4 {
 		t.Errorf("session B kept seqs %v (want 1 2 5 6 7 8, paired)", seqs)
 	}
 }

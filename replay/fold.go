@@ -4,13 +4,14 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
 // Item is what alignment works on: one message, or a run of streamed
 // chunks of the same kind folded into one.
 type Item struct {
-	Msgs []*Message
+	Msgs []*protocol.Msg
 	// Update is the session/update subtype (update.sessionUpdate), if any.
 	Update string
 	// Text joins a chunk run's text; empty for single messages.
@@ -18,69 +19,33 @@ type Item struct {
 }
 
 // First returns the item's first message.
-func (it *Item) First() *Message { return it.Msgs[0] }
+func (it *Item) First() *protocol.Msg { return it.Msgs[0] }
 
 // Folded reports whether the item is a chunk run.
-func (it *Item) Folded() bool { return isChunk(it.Update) }
+func (it *Item) Folded() bool { return protocol.IsMessageChunk(it.Update) }
 
 // Key is what sequence alignment compares: direction, kind, method and
 // update subtype. Errors align with results: both answer a request.
 func (it *Item) Key() string {
 	m := it.First()
 	kind := m.Kind.String()
-	if m.IsResponse() {
+	if m.Kind.IsResponse() {
 		kind = "response"
 	}
 	return m.Dir.String() + " " + kind + " " + m.Method + " " + it.Update
 }
 
-// chunkUpdates are the streamed session/update variants whose runs are
-// compared as joined text (the split into chunks is the model's whim).
-var chunkUpdates = map[string]bool{
-	"agent_message_chunk": true, "agent_thought_chunk": true, "user_message_chunk": true,
-}
-
-func isChunk(update string) bool { return chunkUpdates[update] }
-
-// updateShape is the part of a session/update we read.
-type updateShape struct {
-	Params struct {
-		Update struct {
-			SessionUpdate string          `json:"sessionUpdate"`
-			Content       json.RawMessage `json:"content"` // a block, or a tool call's list
-
-		} `json:"update"`
-	} `json:"params"`
-}
-
-// updateOf returns a session/update's subtype and chunk text.
-func updateOf(m *Message) (subtype, text string) {
-	if m.Method != "session/update" || m.Kind != wire.KindNotification {
-		return "", ""
-	}
-	var u updateShape
-	if json.Unmarshal(m.Body, &u) != nil {
-		return "", ""
-	}
-	var block struct {
-		Text string `json:"text"`
-	}
-	if c := u.Params.Update.Content; len(c) > 0 && c[0] == '{' {
-		_ = json.Unmarshal(c, &block)
-	}
-	return u.Params.Update.SessionUpdate, block.Text
-}
-
-// Fold groups msgs into items. Consecutive chunks of the same subtype and
-// session fold into one item with their text joined, unless strict. (The
-// protocol package's transcript builder joins chunks for display; here we
-// only need the joined text of each run, so this stays self-contained.)
-func Fold(msgs []Message, strict bool) []Item {
+// Fold groups msgs into items. Consecutive message chunks of the same
+// subtype and session fold into one item with their text joined, unless
+// strict: runs are compared as joined text, the split into chunks being
+// the model's whim. (The transcript joins chunks for display; here only
+// each run's joined text is needed.)
+func Fold(msgs []protocol.Msg, strict bool) []Item {
 	var items []Item
 	for i := range msgs {
 		m := &msgs[i]
-		sub, text := updateOf(m)
-		if !strict && isChunk(sub) && len(items) > 0 {
+		sub, text := protocol.UpdateOf(m)
+		if !strict && protocol.IsMessageChunk(sub) && len(items) > 0 {
 			last := &items[len(items)-1]
 			if last.Update == sub && last.First().Session == m.Session {
 				last.Msgs = append(last.Msgs, m)
@@ -88,8 +53,8 @@ func Fold(msgs []Message, strict bool) []Item {
 				continue
 			}
 		}
-		it := Item{Msgs: []*Message{m}, Update: sub}
-		if isChunk(sub) {
+		it := Item{Msgs: []*protocol.Msg{m}, Update: sub}
+		if protocol.IsMessageChunk(sub) {
 			it.Text = text
 		}
 		items = append(items, it)
@@ -108,7 +73,7 @@ func (it *Item) Summary() string {
 		if c := wire.Classify(m.Body); c.HasErrorCode {
 			b.WriteString(" " + itoa(c.ErrorCode))
 		}
-	case m.IsResponse():
+	case m.Kind.IsResponse():
 		b.WriteString(" result")
 		if r := resultHint(m); r != "" {
 			b.WriteString(" " + r)
@@ -124,7 +89,7 @@ func (it *Item) Summary() string {
 }
 
 // resultHint picks the telling field of common results.
-func resultHint(m *Message) string {
+func resultHint(m *protocol.Msg) string {
 	c := wire.Classify(m.Body)
 	if len(c.Result) == 0 || c.Result[0] != '{' {
 		return ""

@@ -4,16 +4,20 @@ import (
 	"fmt"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
 // Load reads the protocol messages of a capture in order, with their
-// bodies, and pairs them. Batch frames are read through their members
-// (recorded as their own records). With session set, only that session
-// and the connection-level messages around it are kept.
-func Load(src capture.Source, session string) ([]Message, error) {
+// bodies, as the store classified and paired them: kind, id, method and
+// session come from the records (a response's from its request), never
+// from parsing the bodies again. Batch frames are read through their
+// members, which are records of their own; stderr and lines that are not
+// JSON-RPC are left out. With session set, only that session and the
+// connection-level messages around it are kept.
+func Load(src capture.Source, session string) ([]protocol.Msg, error) {
 	var (
-		msgs []Message
+		msgs []protocol.Msg
 		err  error
 	)
 	scanErr := src.Scan(1, func(r *capture.Record) bool {
@@ -22,14 +26,10 @@ func Load(src capture.Source, session string) ([]Message, error) {
 		default:
 			return true
 		}
-		var body []byte
-		if body, err = src.Body(r.Seq); err != nil {
+		m := r.Msg
+		if m.Body, err = src.Body(r.Seq); err != nil {
 			err = fmt.Errorf("reading record %d: %w", r.Seq, err)
 			return false
-		}
-		m := NewMessage(r.Seq, r.Time, r.Dir, body)
-		if m.Session == "" {
-			m.Session = r.Session
 		}
 		msgs = append(msgs, m)
 		return true
@@ -40,7 +40,6 @@ func Load(src capture.Source, session string) ([]Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	msgs = Pair(msgs)
 	if session != "" {
 		if !contains(Sessions(msgs), session) {
 			return nil, fmt.Errorf("no session %q in the capture (sessions: %v)", session, Sessions(msgs))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/internal/testkit"
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -23,8 +24,8 @@ func golden(t *testing.T, name string, got []byte) {
 
 // conv builds a paired conversation from lines "c {json}" (client sent)
 // and "a {json}" (agent sent), 10 ms apart.
-func conv(lines ...string) []Message {
-	var msgs []Message
+func conv(lines ...string) []protocol.Msg {
+	var msgs []protocol.Msg
 	for i, l := range lines {
 		dir := wire.DirClient
 		if l[0] == 'a' {
@@ -32,14 +33,15 @@ func conv(lines ...string) []Message {
 		}
 		msgs = append(msgs, Split(uint64(i+1), int64(i)*10e6, dir, []byte(l[2:]))...)
 	}
-	return Pair(msgs)
+	protocol.Pair(msgs)
+	return msgs
 }
 
 func chunk(session, text string) string {
 	return `a {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"` + session + `","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + text + `"}}}}`
 }
 
-func demoConv(session, stop string, chunks ...string) []Message {
+func demoConv(session, stop string, chunks ...string) []protocol.Msg {
 	lines := []string{
 		`c {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true}}}}`,
 		`a {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentInfo":{"name":"demo","version":"1.0"}}}`,
@@ -56,8 +58,8 @@ func demoConv(session, stop string, chunks ...string) []Message {
 
 func TestPair(t *testing.T) {
 	msgs := demoConv("s1", "end_turn", "Hel", "lo")
-	resp := msgs[len(msgs)-1]
-	if resp.Method != "session/prompt" || resp.Peer != 4 || resp.Session != "s1" {
+	resp, peer := msgs[len(msgs)-1], protocol.Pair(msgs)
+	if resp.Method != "session/prompt" || peer[len(msgs)-1] != 4 || resp.Session != "s1" {
 		t.Errorf("prompt response paired as %+v", resp)
 	}
 	if msgs[3].Session != "s1" {
@@ -124,6 +126,21 @@ func TestBinder(t *testing.T) {
 	}
 }
 
+// TestBinderOneOldIDTwoNew: when one recorded id meets two live ones at
+// different paths, the binding is the same on every run (the last path in
+// order wins), so a diff does not change from run to run.
+func TestBinderOneOldIDTwoNew(t *testing.T) {
+	recorded := []byte(`{"result":{"models":{"currentModelId":"m-old","availableModels":[{"modelId":"x"},{"modelId":"m-old"}]}}}`)
+	live := []byte(`{"result":{"models":{"currentModelId":"m-cur","availableModels":[{"modelId":"x"},{"modelId":"m-avail"}]}}}`)
+	for i := 0; i < 50; i++ {
+		b := NewBinder()
+		learned := b.Learn(recorded, live)
+		if got := b.Map("m-old"); got != "m-cur" || len(learned) != 2 || learned[0].New != "m-avail" {
+			t.Fatalf("run %d: m-old binds to %q, learned %+v; want m-cur, learned in path order", i, got, learned)
+		}
+	}
+}
+
 func TestFoldAndSummary(t *testing.T) {
 	msgs := demoConv("s1", "end_turn", "a", "b", "c")
 	items := Fold(msgs, false)
@@ -146,7 +163,7 @@ func TestCompare(t *testing.T) {
 	old := demoConv("s1", "end_turn", "Hel", "lo ", "world")
 	tests := []struct {
 		name   string
-		new    []Message
+		new    []protocol.Msg
 		strict bool
 		want   int // mismatching entries
 		golden string
@@ -310,9 +327,9 @@ func TestAlignLargeWithTwoChanges(t *testing.T) {
 		var items []Item
 		for i := 0; i < n; i++ {
 			if i == extraAt {
-				items = append(items, Item{Msgs: []*Message{{Dir: wire.DirAgent, Kind: wire.KindNotification, Method: "_extra"}}})
+				items = append(items, Item{Msgs: []*protocol.Msg{{Dir: wire.DirAgent, Kind: wire.KindNotification, Method: "_extra"}}})
 			}
-			items = append(items, Item{Msgs: []*Message{{Dir: wire.DirAgent, Kind: wire.KindNotification, Method: methods[i*7%3]}}})
+			items = append(items, Item{Msgs: []*protocol.Msg{{Dir: wire.DirAgent, Kind: wire.KindNotification, Method: methods[i*7%3]}}})
 		}
 		return items
 	}

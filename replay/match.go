@@ -3,6 +3,7 @@ package replay
 import (
 	"strings"
 
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -18,14 +19,6 @@ func paramsOf(body []byte) []byte {
 		return nil
 	}
 	return wire.Value(body, "params")
-}
-
-// resultOf returns the exact bytes of a response's result or error.
-func resultOf(body []byte) []byte {
-	if v := wire.Value(body, "result"); v != nil {
-		return v
-	}
-	return wire.Value(body, "error")
 }
 
 // diffParams compares a recorded message's params (rebound by mapOld) with
@@ -48,7 +41,7 @@ var paramsIgnore = Ignore{"sessionId", "**.sessionId", "_meta", "**._meta", "**.
 // at indexes where usable(i) holds: those with the same method by how few
 // params differ (another session's costs more); failing any, the closest
 // method. sameMethod tells which it found.
-func nearest(rec []Message, live *Message, usable func(int) bool, mapOld func(string) string) (best candidate, sameMethod bool, found bool) {
+func nearest(rec []protocol.Msg, live *protocol.Msg, usable func(int) bool, mapOld func(string) string) (best candidate, sameMethod bool, found bool) {
 	bestScore := -1
 	for i := range rec {
 		r := &rec[i]

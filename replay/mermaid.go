@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -12,7 +13,7 @@ import (
 // pasting into an issue: one arrow per message (requests solid, responses
 // dashed, notifications async, errors crossed), chunk runs folded into one
 // arrow ("agent_message_chunk ×12").
-func WriteMermaid(w io.Writer, msgs []Message) error {
+func WriteMermaid(w io.Writer, msgs []protocol.Msg) error {
 	var b strings.Builder
 	b.WriteString("sequenceDiagram\n    participant C as Client\n    participant A as Agent\n")
 	items := Fold(msgs, false)
@@ -29,11 +30,11 @@ func WriteMermaid(w io.Writer, msgs []Message) error {
 	return err
 }
 
-func arrow(m *Message) string {
+func arrow(m *protocol.Msg) string {
 	switch {
 	case m.Kind == wire.KindError:
 		return "--x"
-	case m.IsResponse():
+	case m.Kind.IsResponse():
 		return "-->>"
 	case m.Kind == wire.KindNotification:
 		return "-)"
@@ -46,7 +47,7 @@ func arrow(m *Message) string {
 func label(it *Item) string {
 	m := it.First()
 	s := it.Summary()
-	if len(m.ID) > 0 && (m.IsRequest() || m.IsResponse()) {
+	if len(m.ID) > 0 && (m.Kind == wire.KindRequest || m.Kind.IsResponse()) {
 		s += " [" + strings.Trim(string(m.ID), `"`) + "]"
 	}
 	return s

@@ -1,92 +1,37 @@
 package replay
 
 import (
-	"time"
-
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
-// Message is one protocol message of a conversation, recorded or live.
-type Message struct {
-	Seq  uint64 // capture sequence number (or position, for live ones)
-	Time int64  // unix nanoseconds
-	Dir  wire.Dir
-	Kind wire.Kind
-	// ID is the exact bytes of the JSON-RPC id, nil when absent.
-	ID []byte
-	// Method of a request or notification; of a response, the method of
-	// the request it answers.
-	Method  string
-	Session string
-	// Peer is the index (in the same slice) of the request a response
-	// answers, or of the response to a request; -1 when unpaired.
-	Peer    int
-	Latency time.Duration
-	Body    []byte
-}
+// Replay works on protocol.Msg, the message every package shares:
+// recorded ones as the store holds them (a response already carries its
+// request's method and session), live ones as Split classifies them.
+// Where it needs a message's other half it asks protocol.Pair for the
+// indexes.
 
-// IsRequest reports whether m expects an answer.
-func (m *Message) IsRequest() bool { return m.Kind == wire.KindRequest }
-
-// IsResponse reports whether m answers a request (result or error).
-func (m *Message) IsResponse() bool { return m.Kind == wire.KindResponse || m.Kind == wire.KindError }
-
-// NewMessage classifies one frame. Batches are not split here; callers
-// that may see them use Split.
-func NewMessage(seq uint64, t int64, dir wire.Dir, body []byte) Message {
-	c := wire.Classify(body)
-	return Message{
-		Seq: seq, Time: t, Dir: dir, Kind: c.Kind,
-		ID: c.ID, Method: c.Method, Session: c.SessionID,
-		Peer: -1, Body: body,
+// Split classifies one live frame into messages, one per batch member.
+func Split(seq uint64, t int64, dir wire.Dir, body []byte) []protocol.Msg {
+	m := protocol.FromLine(seq, dir, body)
+	m.Time = t
+	if m.Kind != wire.KindBatch {
+		return []protocol.Msg{m}
 	}
-}
-
-// Split turns one frame into messages, one per batch member.
-func Split(seq uint64, t int64, dir wire.Dir, body []byte) []Message {
 	c := wire.Classify(body)
-	if c.Kind != wire.KindBatch {
-		return []Message{NewMessage(seq, t, dir, body)}
-	}
-	out := make([]Message, 0, len(c.Members))
+	out := make([]protocol.Msg, 0, len(c.Members))
 	for _, mem := range c.Members {
-		out = append(out, NewMessage(seq, t, dir, body[mem.Start:mem.End]))
+		mm := protocol.FromLine(seq, dir, body[mem.Start:mem.End])
+		mm.Time = t
+		out = append(out, mm)
 	}
 	return out
 }
 
-// Pair links responses to their requests (per direction id spaces),
-// fills in the responses' Method, Session and Latency, and attributes a
-// session/new response to the session it created. It returns msgs.
-func Pair(msgs []Message) []Message {
-	p := wire.NewPairer()
-	index := map[uint64]int{}
-	for i := range msgs {
-		m := &msgs[i]
-		m.Peer = -1
-		switch {
-		case m.Kind == wire.KindRequest:
-			p.Request(wire.Pending{Dir: m.Dir, ID: string(m.ID), Seq: uint64(i), Time: m.Time, Method: m.Method, SessionID: m.Session})
-			index[uint64(i)] = i
-		case m.IsResponse():
-			req, ok := p.Response(m.Dir, m.ID)
-			if !ok {
-				continue
-			}
-			j := int(req.Seq)
-			m.Peer, msgs[j].Peer = j, i
-			m.Method = req.Method
-			m.Latency = time.Duration(m.Time - req.Time)
-			c := wire.Classify(m.Body)
-			m.Session = wire.ResponseSession(req, c.Result)
-		}
-	}
-	return msgs
-}
-
-// Protocol keeps the JSON-RPC messages of msgs (no stderr, no garbage).
-func Protocol(msgs []Message) []Message {
-	var out []Message
+// Protocol returns a copy of the JSON-RPC messages of msgs (no stderr, no
+// garbage, no batch frames: their members are messages of their own).
+func Protocol(msgs []protocol.Msg) []protocol.Msg {
+	var out []protocol.Msg
 	for _, m := range msgs {
 		switch m.Kind {
 		case wire.KindRequest, wire.KindNotification, wire.KindResponse, wire.KindError:
@@ -97,7 +42,7 @@ func Protocol(msgs []Message) []Message {
 }
 
 // Sessions lists the sessionIds in msgs in order of first appearance.
-func Sessions(msgs []Message) []string {
+func Sessions(msgs []protocol.Msg) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, m := range msgs {
@@ -112,17 +57,19 @@ func Sessions(msgs []Message) []string {
 // OnlySession keeps the messages of one session, plus the connection
 // level messages (initialize, authenticate, …) that carry no session.
 // Messages of other sessions, and the session/new that created them, go.
-// Pair must have run; the result is paired again.
-func OnlySession(msgs []Message, session string) []Message {
-	var out []Message
+// It pairs msgs (protocol.Pair) to learn a session/new's session from its
+// answer.
+func OnlySession(msgs []protocol.Msg, session string) []protocol.Msg {
+	peer := protocol.Pair(msgs)
+	var out []protocol.Msg
 	for i, m := range msgs {
 		s := m.Session
-		if s == "" && m.IsRequest() && m.Peer >= 0 {
-			s = msgs[m.Peer].Session // session/new: known from its answer
+		if s == "" && m.Kind == wire.KindRequest && peer[i] >= 0 {
+			s = msgs[peer[i]].Session // session/new: known from its answer
 		}
 		if s == "" || s == session {
-			out = append(out, msgs[i])
+			out = append(out, m)
 		}
 	}
-	return Pair(out)
+	return out
 }

@@ -46,8 +46,17 @@ func (b *Binder) LearnIf(recorded, observed []byte, keep func(path string) bool)
 		return nil
 	}
 	obs := idLeaves(observed)
+	// In path order: two paths may hold the same old id with different
+	// new ones, and the last learned wins, so map order would make the
+	// bindings, and every diff after them, differ from run to run.
+	paths := make([]string, 0, len(rec))
+	for path := range rec {
+		paths = append(paths, path)
+	}
+	sort.Strings(paths)
 	var learned []Binding
-	for path, old := range rec {
+	for _, path := range paths {
+		old := rec[path]
 		nw, ok := obs[path]
 		if !ok || nw == old || old == "" || (keep != nil && !keep(path)) {
 			continue

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/acpscope/acpscope/protocol"
 )
 
 // WriteEntries prints a comparison for people: one line per message that
@@ -40,7 +42,7 @@ func describe(it *Item) string {
 	return s
 }
 
-func dirLabel(m *Message) string {
+func dirLabel(m *protocol.Msg) string {
 	if m.Dir.String() == "client" {
 		return "client→agent"
 	}

@@ -3,10 +3,16 @@ package wire
 import "testing"
 
 func TestPairer(t *testing.T) {
-	p := NewPairer()
-	p.Request(Pending{Dir: DirClient, ID: "1", Seq: 1, Method: "initialize"})
-	p.Request(Pending{Dir: DirAgent, ID: "1", Seq: 2, Method: "fs/read_text_file", SessionID: "s"})
-	p.Request(Pending{Dir: DirClient, ID: `"1"`, Seq: 3, Method: "session/new"})
+	p := NewPairer[uint64]()
+	p.Request(DirClient, []byte("1"), 1)
+	p.Request(DirAgent, []byte("1"), 2)
+	p.Request(DirClient, []byte(`"1"`), 3)
+	if seq, ok := p.InFlight(DirClient, []byte(`"1"`)); !ok || seq != 3 {
+		t.Fatalf(`InFlight(client, "1") = %d, %v; want 3, true`, seq, ok)
+	}
+	if _, ok := p.InFlight(DirAgent, []byte(`"1"`)); ok {
+		t.Fatal(`InFlight(agent, "1") found the client's request`)
+	}
 
 	tests := []struct {
 		name    string
@@ -20,13 +26,14 @@ func TestPairer(t *testing.T) {
 		{"client answers agent's 1", DirClient, "1", 2, true},
 		{"string id is not number id", DirAgent, `"1"`, 3, true},
 		{"null id pairs nothing", DirAgent, "null", 0, false},
+		{"no id pairs nothing", DirAgent, "", 0, false},
 		{"unknown", DirAgent, "9", 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, ok := p.Response(tt.dir, []byte(tt.id))
-			if ok != tt.wantOK || req.Seq != tt.wantSeq {
-				t.Fatalf("Response(%v, %s) = seq %d, %v; want %d, %v", tt.dir, tt.id, req.Seq, ok, tt.wantSeq, tt.wantOK)
+			seq, ok := p.Response(tt.dir, []byte(tt.id))
+			if ok != tt.wantOK || seq != tt.wantSeq {
+				t.Fatalf("Response(%v, %s) = seq %d, %v; want %d, %v", tt.dir, tt.id, seq, ok, tt.wantSeq, tt.wantOK)
 			}
 		})
 	}
@@ -36,27 +43,13 @@ func TestPairer(t *testing.T) {
 }
 
 func TestPairerDuplicate(t *testing.T) {
-	p := NewPairer()
-	p.Request(Pending{Dir: DirClient, ID: "5", Seq: 1})
-	displaced, dup := p.Request(Pending{Dir: DirClient, ID: "5", Seq: 2})
-	if !dup || displaced.Seq != 1 {
+	p := NewPairer[uint64]()
+	p.Request(DirClient, []byte("5"), 1)
+	displaced, dup := p.Request(DirClient, []byte("5"), 2)
+	if !dup || displaced != 1 {
 		t.Fatalf("duplicate not reported: %v %v", displaced, dup)
 	}
-}
-
-func TestResponseSession(t *testing.T) {
-	tests := []struct {
-		method, session, result, want string
-	}{
-		{"session/new", "", `{"sessionId":"sess_1","modes":{}}`, "sess_1"},
-		{"session/fork", "old", `{"sessionId":"new"}`, "new"},
-		{"session/prompt", "s2", `{"stopReason":"end_turn"}`, "s2"},
-		{"session/new", "", `null`, ""},
-	}
-	for _, tt := range tests {
-		got := ResponseSession(Pending{Method: tt.method, SessionID: tt.session}, []byte(tt.result))
-		if got != tt.want {
-			t.Errorf("%s %s: got %q, want %q", tt.method, tt.result, got, tt.want)
-		}
+	if left := p.Outstanding(); len(left) != 1 || left[0] != 2 {
+		t.Fatalf("Outstanding = %v, want [2]", left)
 	}
 }

@@ -91,6 +91,12 @@ func (k Kind) IsProtocol() bool {
 	return k >= KindRequest && k <= KindBatch
 }
 
+// IsResponse reports whether frames of this kind answer a request: a
+// result or an error.
+func (k Kind) IsResponse() bool {
+	return k == KindResponse || k == KindError
+}
+
 // Flags mark facts about a frame that are not its kind.
 type Flags uint16
 

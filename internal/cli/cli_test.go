@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -18,14 +19,11 @@ func TestWriteRowHTTPExchange(t *testing.T) {
 		rec       capture.Record
 		want, not []string
 	}{
-		{"202 to a POST", capture.Record{Seq: 3, Dir: wire.DirAgent, Kind: wire.KindNonProtocol, Flags: wire.FlagEmpty,
-			HTTP: &wire.Envelope{Method: "POST", Path: "/acp", Status: 202, Stream: wire.StreamHTTPControl}},
+		{"202 to a POST", capture.Record{Msg: protocol.Msg{Seq: 3, Dir: wire.DirAgent, Kind: wire.KindNonProtocol, Flags: wire.FlagEmpty, HTTP: &wire.Envelope{Method: "POST", Path: "/acp", Status: 202, Stream: wire.StreamHTTPControl}}},
 			[]string{"\thttp\t", "POST /acp 202 Accepted"}, []string{"non-protocol", "empty"}},
-		{"502 with its text", capture.Record{Seq: 4, Dir: wire.DirAgent, Kind: wire.KindNonProtocol, Body: []byte("upstream down"), Size: 13,
-			HTTP: &wire.Envelope{Method: "POST", Path: "/acp", Status: 502, Stream: wire.StreamHTTPControl}},
+		{"502 with its text", capture.Record{Msg: protocol.Msg{Seq: 4, Dir: wire.DirAgent, Kind: wire.KindNonProtocol, Body: []byte("upstream down"), HTTP: &wire.Envelope{Method: "POST", Path: "/acp", Status: 502, Stream: wire.StreamHTTPControl}}, Size: 13},
 			[]string{"POST /acp 502 Bad Gateway upstream down"}, []string{"non-protocol"}},
-		{"a message over POST is a message", capture.Record{Seq: 5, Dir: wire.DirClient, Kind: wire.KindNotification, Method: "session/cancel",
-			HTTP: &wire.Envelope{Method: "POST", Path: "/acp", Stream: wire.StreamPOST}},
+		{"a message over POST is a message", capture.Record{Msg: protocol.Msg{Seq: 5, Dir: wire.DirClient, Kind: wire.KindNotification, Method: "session/cancel", HTTP: &wire.Envelope{Method: "POST", Path: "/acp", Stream: wire.StreamPOST}}},
 			[]string{"notification", "session/cancel"}, []string{"\thttp\t"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -51,9 +49,9 @@ func TestTailColumnsAlignAcrossBatches(t *testing.T) {
 	var sb strings.Builder
 	cols := &fixedColumns{w: &sb, widths: tailWidths}
 	recs := []capture.Record{
-		{Seq: 1, Dir: wire.DirClient, Kind: wire.KindRequest, ID: []byte("1"), Method: "initialize", Size: 90},
-		{Seq: 12345, Dir: wire.DirAgent, Kind: wire.KindNotification, Method: "session/update", Session: "sess_1", Size: 263},
-		{Seq: 7, Dir: wire.DirAgent, Kind: wire.KindResponse, ID: []byte("1"), Method: "initialize", Size: 60, Latency: 1500000},
+		{Msg: protocol.Msg{Seq: 1, Dir: wire.DirClient, Kind: wire.KindRequest, ID: []byte("1"), Method: "initialize"}, Size: 90},
+		{Msg: protocol.Msg{Seq: 12345, Dir: wire.DirAgent, Kind: wire.KindNotification, Method: "session/update", Session: "sess_1"}, Size: 263},
+		{Msg: protocol.Msg{Seq: 7, Dir: wire.DirAgent, Kind: wire.KindResponse, ID: []byte("1"), Method: "initialize"}, Size: 60, Latency: 1500000},
 	}
 	if _, err := io.WriteString(cols, rowHeader+"\n"); err != nil {
 		t.Fatal(err)
@@ -84,7 +82,7 @@ func TestTailColumnsAlignAcrossBatches(t *testing.T) {
 // message table too; show adds the exact count where that rounds.
 func TestOneSizeFormat(t *testing.T) {
 	var sb strings.Builder
-	writeRow(&sb, &capture.Record{Seq: 1, Dir: wire.DirClient, Kind: wire.KindRequest, Method: "session/prompt", Size: 69632})
+	writeRow(&sb, &capture.Record{Msg: protocol.Msg{Seq: 1, Dir: wire.DirClient, Kind: wire.KindRequest, Method: "session/prompt"}, Size: 69632})
 	if !strings.Contains(sb.String(), "\t68.0 KiB\t") {
 		t.Errorf("row %q: want the size as 68.0 KiB", sb.String())
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/replay"
 	flag "github.com/spf13/pflag"
 )
@@ -101,7 +102,7 @@ func ignoreFlags(fs *flag.FlagSet) replay.Ignore {
 	return append(ig, extra...)
 }
 
-func loadForDiff(fs *flag.FlagSet, name, session string) ([]replay.Message, error) {
+func loadForDiff(fs *flag.FlagSet, name, session string) ([]protocol.Msg, error) {
 	path, err := resolveCapture(fs, name)
 	if err != nil {
 		return nil, err

@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/acpscope/acpscope/capture"
-	"github.com/acpscope/acpscope/wire"
 	flag "github.com/spf13/pflag"
 )
 
@@ -23,7 +22,7 @@ func dumpHelp() help {
   acpscope dump latest --format raw --filter dir:agent -o agent-stdout.ndjson`,
 		setup: func(fs *flag.FlagSet) {
 			captureDirFlag(fs)
-			fs.String("format", "table", "table, jsonl (one record per line, see README) or raw (exact wire bytes)")
+			fs.String("format", "table", "table, jsonl (one record per line, see README) or raw (each message's wire bytes on a line of its own, for every transport)")
 			fs.StringP("filter", "f", "", "only records matching this filter expression ('acpscope dump --help-filter')")
 			fs.Bool("help-filter", false, "print the filter language and exit")
 			fs.Uint64("from", 1, "first sequence number")
@@ -33,30 +32,26 @@ func dumpHelp() help {
 	}
 }
 
-// dumpFormats write records; each takes a record with its body loaded.
-var dumpFormats = map[string]func(w *bufio.Writer, table io.Writer, r *capture.Record) error{
-	"table": func(_ *bufio.Writer, tw io.Writer, r *capture.Record) error {
-		writeRow(tw, r)
-		return nil
-	},
-	"jsonl": func(w *bufio.Writer, _ io.Writer, r *capture.Record) error {
-		_, err := w.Write(append(capture.AppendJSONL(nil, r), '\n'))
-		return err
-	},
-	"raw": func(w *bufio.Writer, _ io.Writer, r *capture.Record) error {
-		// Batch members and stderr were never on the protocol stream as
-		// lines of their own; raw shows exactly what crossed the wire.
-		if r.Flags&wire.FlagBatchMember != 0 || r.Kind == wire.KindStderr {
+// recordWriter writes one record, its body loaded, to w (or to table,
+// the tabwriter over w, for the table format).
+type recordWriter func(w *bufio.Writer, table io.Writer, r *capture.Record) error
+
+// dumpFormats make a format's recordWriter, one per run: raw keeps state
+// from one record to the next.
+var dumpFormats = map[string]func() recordWriter{
+	"table": func() recordWriter {
+		return func(_ *bufio.Writer, tw io.Writer, r *capture.Record) error {
+			writeRow(tw, r)
 			return nil
 		}
-		if _, err := w.Write(r.Body); err != nil {
+	},
+	"jsonl": func() recordWriter {
+		return func(w *bufio.Writer, _ io.Writer, r *capture.Record) error {
+			_, err := w.Write(append(capture.AppendJSONL(nil, r), '\n'))
 			return err
 		}
-		if r.Flags&wire.FlagPartial == 0 && r.HTTP == nil {
-			return w.WriteByte('\n')
-		}
-		return nil
 	},
+	"raw": func() recordWriter { return new(rawWriter).write },
 }
 
 func runDump(fs *flag.FlagSet, args []string) (int, error) {
@@ -66,7 +61,7 @@ func runDump(fs *flag.FlagSet, args []string) (int, error) {
 	}
 	formatFromOutput(fs, os.Stderr, []string{"table", "jsonl", "raw"})
 	format, _ := fs.GetString("format")
-	write, ok := dumpFormats[format]
+	newWriter, ok := dumpFormats[format]
 	if !ok {
 		return 2, usageErrorf("unknown --format %q: use table, jsonl or raw", format)
 	}
@@ -85,7 +80,7 @@ func runDump(fs *flag.FlagSet, args []string) (int, error) {
 	if err != nil {
 		return 2, err
 	}
-	err = dumpRecords(src, out, format, write, filter, from, to)
+	err = dumpRecords(src, out, format, newWriter(), filter, from, to)
 	if cerr := done(err != nil); err == nil {
 		err = cerr
 	}
@@ -143,7 +138,7 @@ func parseFilterFlag(fs *flag.FlagSet) (*capture.Filter, error) {
 	return f, nil
 }
 
-func dumpRecords(src capture.Source, out io.Writer, format string, write func(*bufio.Writer, io.Writer, *capture.Record) error, filter *capture.Filter, from, to uint64) error {
+func dumpRecords(src capture.Source, out io.Writer, format string, write recordWriter, filter *capture.Filter, from, to uint64) error {
 	w := bufio.NewWriterSize(out, 1<<16)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	if format == "table" {

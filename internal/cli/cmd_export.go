@@ -84,7 +84,7 @@ func runExport(fs *flag.FlagSet, args []string) (int, error) {
 			return e
 		})
 	case "mermaid":
-		err = writeOutput(out, func(w io.Writer) error { return exportMermaid(src, w, opts) })
+		err = writeOutput(out, func(w io.Writer) error { return replay.ExportMermaid(src, w, opts) })
 	default:
 		return 2, usageErrorf("unknown --format %q (want capture, jsonl or mermaid)", format)
 	}
@@ -116,26 +116,6 @@ func writeOutput(out string, write func(io.Writer) error) error {
 		return err
 	}
 	return f.Close()
-}
-
-// exportMermaid draws the session as a sequence diagram. Labels carry
-// methods and result summaries only; the redactor still runs over the
-// bodies so that a secret can never reach a label.
-func exportMermaid(src capture.Source, w io.Writer, opts capture.ExportOptions) error {
-	msgs, err := replay.Load(src, opts.Session)
-	if err != nil {
-		return err
-	}
-	if !opts.NoRedact {
-		red, err := capture.NewRedactor(opts.Redact)
-		if err != nil {
-			return err
-		}
-		for i := range msgs {
-			msgs[i].Body, _ = red.Message(msgs[i].Method, msgs[i].Body)
-		}
-	}
-	return replay.WriteMermaid(w, msgs)
 }
 
 // reportRedactions tells what was redacted: paths and seqs, never values.

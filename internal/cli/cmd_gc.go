@@ -37,7 +37,7 @@ func runGC(fs *flag.FlagSet, args []string) (int, error) {
 		return 2, usageErrorf("--max-total: %v", err)
 	}
 	dryRun, _ := fs.GetBool("dry-run")
-	_, infos, err := listCaptures(fs)
+	dir, infos, err := listCaptures(fs)
 	if err != nil {
 		return 1, err
 	}
@@ -57,6 +57,11 @@ func runGC(fs *flag.FlagSet, args []string) (int, error) {
 		fmt.Printf("%s %s (%s)\n", verb, filepath.Base(in.Path), human.Size(in.Size))
 	}
 	fmt.Fprintln(os.Stderr, "acpscope gc: "+gcSummary(dryRun, deleted, len(infos), freed))
+	if !dryRun {
+		if n := capture.SweepSockets(dir); n > 0 {
+			fmt.Fprintf(os.Stderr, "acpscope gc: removed %d live-feed sockets left by proxies that were killed\n", n)
+		}
+	}
 	return 0, nil
 }
 

@@ -99,7 +99,7 @@ func lintCapture(stdout, stderr io.Writer, path string, f lintFlags, schema *pro
 	if live {
 		fmt.Fprintln(stderr, "acpscope lint: the capture is still being written: linted the records it held when lint started (and any since), findings not stored")
 	} else if !f.noSave {
-		if err := capture.SaveFindings(path, toCaptureFindings(all)); err != nil {
+		if err := capture.SaveFindings(path, all); err != nil {
 			fmt.Fprintf(stderr, "acpscope lint: findings not stored in the capture: %v\n", err)
 		}
 	}
@@ -137,7 +137,7 @@ func loadLintMsgs(path string) (msgs []protocol.Msg, sessions map[uint64]string,
 	sessions = map[uint64]string{}
 	var bodyErr error
 	scanErr := src.Scan(1, func(rec *capture.Record) bool {
-		m := recordMsg(rec)
+		m := rec.Msg
 		if rec.Session != "" {
 			sessions[rec.Seq] = rec.Session
 		}
@@ -152,20 +152,6 @@ func loadLintMsgs(path string) (msgs []protocol.Msg, sessions map[uint64]string,
 		return nil, nil, false, live, err
 	}
 	return msgs, sessions, !live && !src.Meta().End.IsZero(), live, nil
-}
-
-// recordMsg converts a capture record to what protocol reads.
-func recordMsg(rec *capture.Record) protocol.Msg {
-	return protocol.Msg{Seq: rec.Seq, Time: rec.Time, Dir: rec.Dir, Kind: rec.Kind, Flags: rec.Flags, ID: rec.ID,
-		Method: rec.Method, Session: rec.Session, Parent: rec.Parent, Conn: rec.Conn, Body: rec.Body, HTTP: rec.HTTP}
-}
-
-func toCaptureFindings(fs []protocol.Finding) []capture.Finding {
-	out := make([]capture.Finding, len(fs))
-	for i, f := range fs {
-		out[i] = capture.Finding{Rule: f.Rule, Severity: f.Severity.String(), Message: f.Message, Seqs: f.Seqs, Ref: f.Ref}
-	}
-	return out
 }
 
 // filterFindings keeps findings at or above min and, with a session,

@@ -95,15 +95,9 @@ func TestLintCommandUsage(t *testing.T) {
 	}
 }
 
-// importCapture imports src, skipping while the store is still a stub
-// (its placeholder functions panic).
+// importCapture imports src into dst.
 func importCapture(t *testing.T, src, dst string) {
 	t.Helper()
-	defer func() {
-		if v := recover(); v != nil {
-			t.Skipf("the capture store is not implemented yet: %v", v)
-		}
-	}()
 	if _, err := capture.Import(src, dst); err != nil {
 		t.Fatal(err)
 	}
@@ -224,14 +218,9 @@ func newH2CServer(h http.Handler) *httptest.Server {
 	return s
 }
 
-// createCapture makes a capture writer, skipping while the store is a stub.
-func createCapture(t *testing.T, path string) (w *capture.Writer) {
+// createCapture makes a capture writer for an HTTP capture.
+func createCapture(t *testing.T, path string) *capture.Writer {
 	t.Helper()
-	defer func() {
-		if v := recover(); v != nil {
-			t.Skipf("the capture store is not implemented yet: %v", v)
-		}
-	}()
 	w, err := capture.Create(path, capture.WriterOptions{NoFeed: true, NoSync: true, Meta: capture.Meta{Transport: "http"}})
 	if err != nil {
 		t.Fatal(err)

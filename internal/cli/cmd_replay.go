@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/proxy"
 	"github.com/acpscope/acpscope/replay"
 	"github.com/acpscope/acpscope/wire"
@@ -68,7 +69,7 @@ func replaySignals() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 }
 
-func loadReplay(fs *flag.FlagSet, name string) (string, []replay.Message, error) {
+func loadReplay(fs *flag.FlagSet, name string) (string, []protocol.Msg, error) {
 	path, err := resolveCapture(fs, name)
 	if err != nil {
 		return "", nil, err

@@ -183,14 +183,14 @@ func newestLive(infos []capture.Info, match func(capture.Info) bool) (capture.In
 type tailPrinter struct {
 	w      *bufio.Writer
 	tw     *fixedColumns
-	write  func(*bufio.Writer, io.Writer, *capture.Record) error
+	write  recordWriter
 	table  bool
 	filter *capture.Filter
 }
 
 func newTailPrinter(format string, filter *capture.Filter) *tailPrinter {
 	w := bufio.NewWriter(os.Stdout)
-	return &tailPrinter{w: w, tw: &fixedColumns{w: w, widths: tailWidths}, write: dumpFormats[format],
+	return &tailPrinter{w: w, tw: &fixedColumns{w: w, widths: tailWidths}, write: dumpFormats[format](),
 		table: format == "table", filter: filter}
 }
 

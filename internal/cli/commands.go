@@ -37,7 +37,7 @@ func commands() []command {
 		{name: "diff", run: runDiff, help: diffHelp,
 			summary: "compare two captures: messages added, removed or changed, metadata and latency"},
 		{name: "dump", run: runDump, help: dumpHelp,
-			summary: "print a capture: a table, JSONL for jq, or the exact wire lines"},
+			summary: "print a capture: a table, JSONL for jq, or the wire messages one per line"},
 		{name: "export", run: runExport, help: exportHelp,
 			summary: "write one session as a redacted bug-report file, JSONL or a Mermaid sequence diagram"},
 		{name: "gc", run: runGC, help: gcHelp,

@@ -149,7 +149,7 @@ func (f *factsReader) add(r *capture.Record) {
 		f.sessionResult(r)
 	}
 	if strings.HasPrefix(r.Method, "session/") {
-		f.msgs = append(f.msgs, recordMsg(r))
+		f.msgs = append(f.msgs, r.Msg)
 	}
 }
 

@@ -551,7 +551,11 @@ func fakeRunningProxy(t *testing.T) (path string, lines map[uint64][]byte, db *b
 	if db, err = bolt.Open(path, 0o600, nil); err != nil { // held as a running proxy holds it
 		t.Fatal(err)
 	}
-	if ln, err = net.Listen("unix", capture.SocketPath(path)); err != nil {
+	sock, err := capture.SocketPath(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ln, err = net.Listen("unix", sock); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close(); db.Close() })

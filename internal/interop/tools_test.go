@@ -63,14 +63,14 @@ func goTools(t *testing.T) {
 	requireStdioProxy(t)
 }
 
-// requireStdioProxy skips when main has no stdio proxy command yet
-// (`acpscope [flags] -- AGENT` with --capture), rather than failing
-// every case for a reason that is not theirs.
+// requireStdioProxy fails at once, with one clear message, when the
+// binary lost its stdio proxy command (`acpscope [flags] -- AGENT` with
+// --capture), rather than letting every case fail on its own.
 func requireStdioProxy(t *testing.T) {
 	t.Helper()
 	out, _ := exec.Command(tools.acpscope, "help", "stdio").CombinedOutput()
 	if !strings.Contains(string(out), "--capture") {
-		t.Skipf("acpscope has no stdio proxy command with --capture yet ('acpscope help stdio' said %q)", out)
+		t.Fatalf("acpscope has no stdio proxy command with --capture ('acpscope help stdio' said %q)", out)
 	}
 }
 
