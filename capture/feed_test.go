@@ -370,9 +370,7 @@ func TestLiveDiscard(t *testing.T) {
 func TestLiveHoldLimit(t *testing.T) {
 	w := createTest(t, WriterOptions{NoSync: true, CommitEvery: 5 * time.Millisecond})
 	const n = 200
-	for i := 1; i <= n; i++ {
-		w.Chunk(0, StreamAgent, int64(i), []byte(notif(i)+"\n"))
-	}
+	w.Chunk(0, StreamAgent, 1, []byte(notif(1)+"\n"))
 	l, err := DialLive(w.Path(), 1)
 	if err != nil {
 		t.Fatal(err)
@@ -380,6 +378,11 @@ func TestLiveHoldLimit(t *testing.T) {
 	defer l.Close()
 	l.SetHoldLimit(4 << 10) // a few dozen records
 	waitLast(t, l, 1)
+	// The rest are written only now, so the feed cannot have read them
+	// before the limit was set, however slow the machine.
+	for i := 2; i <= n; i++ {
+		w.Chunk(0, StreamAgent, int64(i), []byte(notif(i)+"\n"))
+	}
 	time.Sleep(100 * time.Millisecond) // time enough to read all 200 without the limit
 	if got := l.Last(); got >= n {
 		t.Fatalf("read %d records while holding them all; the limit should have stopped it", got)
