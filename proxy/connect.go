@@ -12,7 +12,7 @@ import (
 	"net/url"
 	"sync"
 
-	"github.com/acpscope/acpscope/wire"
+	"github.com/acpscope/acpscope/internal/tap"
 )
 
 // ConnectOptions configure Connect, the bridge that lets a stdio-only
@@ -35,7 +35,7 @@ type ConnectOptions struct {
 	Stdin          io.Reader
 	Stdout         io.Writer
 	// Recorder receives every message; nil records nothing.
-	Recorder FrameRecorder
+	Recorder tap.Recorder
 	// Warn receives one line per problem worth telling the user.
 	Warn func(string)
 	// Info receives one line saying which HTTP version connect speaks,
@@ -62,7 +62,7 @@ func Connect(ctx context.Context, opts ConnectOptions) error {
 	if opts.H2C && opts.HTTP1 {
 		return errors.New("connect: H2C and HTTP1 both set; choose cleartext HTTP/2 or HTTP/1.1")
 	}
-	b := &bridge{opts: opts, rec: recorderOrNop(opts.Recorder), url: u, lost: make(chan error, 1)}
+	b := &bridge{opts: opts, rec: tap.Or(opts.Recorder), url: u, lost: make(chan error, 1)}
 	b.jar, _ = cookiejar.New(nil)
 	switch u.Scheme {
 	case "ws", "wss":
@@ -76,7 +76,7 @@ func Connect(ctx context.Context, opts ConnectOptions) error {
 // bridge is the state shared by both transports of connect.
 type bridge struct {
 	opts ConnectOptions
-	rec  FrameRecorder
+	rec  tap.Recorder
 	url  *url.URL
 	jar  http.CookieJar
 
@@ -143,9 +143,4 @@ func readLines(r io.Reader, fn func(line []byte) error) error {
 // lostf wraps a cause as a lost connection with advice.
 func lostf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s; connect does not reconnect (the conversation lives on the server): restart the agent in your editor", ErrConnectionLost, fmt.Sprintf(format, args...))
-}
-
-// record hands one message to the recorder.
-func (b *bridge) record(conn uint32, dir wire.Dir, msg []byte, flags wire.Flags, env *wire.Envelope) {
-	b.rec.Frame(conn, dir, now(), msg, flags, env)
 }

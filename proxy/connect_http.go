@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -131,9 +132,9 @@ func (h *httpBridge) send(line []byte) error {
 	if err := h.beforeLoad(&m); err != nil {
 		return err
 	}
-	first, sent := h.needsConnection(), now()
+	first, sent := h.needsConnection(), tap.Now()
 	if !first {
-		h.record(connectConn, wire.DirClient, line, 0, h.envelope(req, wire.StreamPOST, 0, req.Header))
+		h.rec.Frame(connectConn, wire.DirClient, tap.Now(), line, 0, h.envelope(req, wire.StreamPOST, 0, req.Header))
 	}
 	resp, err := h.client.Do(req)
 	if err == nil {
@@ -164,7 +165,7 @@ func (h *httpBridge) send(line []byte) error {
 		if err != nil {
 			return lostf("reading the reply to a POST: %v", err)
 		}
-		h.record(connectConn, wire.DirAgent, body, 0, h.envelope(req, wire.StreamPOSTReply, resp.StatusCode, resp.Header))
+		h.rec.Frame(connectConn, wire.DirAgent, tap.Now(), body, 0, h.envelope(req, wire.StreamPOSTReply, resp.StatusCode, resp.Header))
 		if err := h.afterInitialize(&m); err != nil {
 			return err
 		}
@@ -172,7 +173,7 @@ func (h *httpBridge) send(line []byte) error {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	h.record(connectConn, wire.DirAgent, body, 0, h.envelope(req, wire.StreamHTTPControl, resp.StatusCode, resp.Header))
+	h.rec.Frame(connectConn, wire.DirAgent, tap.Now(), body, 0, h.envelope(req, wire.StreamHTTPControl, resp.StatusCode, resp.Header))
 	if resp.StatusCode < 300 {
 		return h.afterLoad(&m)
 	}
@@ -299,7 +300,7 @@ func (h *httpBridge) tryStream(sessionID string, warn bool) (bool, error) {
 	if resp.StatusCode != http.StatusOK || !isEventStream(resp.Header.Get("Content-Type")) {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		h.record(connectConn, wire.DirAgent, body, 0, h.envelope(req, wire.StreamHTTPControl, resp.StatusCode, resp.Header))
+		h.rec.Frame(connectConn, wire.DirAgent, tap.Now(), body, 0, h.envelope(req, wire.StreamHTTPControl, resp.StatusCode, resp.Header))
 		if sessionID == "" {
 			return false, lostf("the server refused the event stream: %d %s", resp.StatusCode, bytes.TrimSpace(body))
 		}
@@ -308,7 +309,7 @@ func (h *httpBridge) tryStream(sessionID string, warn bool) (bool, error) {
 		}
 		return false, nil
 	}
-	h.record(connectConn, wire.DirAgent, nil, 0, h.envelope(req, wire.StreamHTTPControl, resp.StatusCode, resp.Header))
+	h.rec.Frame(connectConn, wire.DirAgent, tap.Now(), nil, 0, h.envelope(req, wire.StreamHTTPControl, resp.StatusCode, resp.Header))
 	stream := wire.StreamConnection
 	if sessionID != "" {
 		stream = wire.StreamSession
@@ -332,7 +333,7 @@ func (h *httpBridge) readStream(req *http.Request, resp *http.Response, stream, 
 		}
 		env := h.envelope(req, stream, resp.StatusCode, nil)
 		env.EventID = e.ID
-		h.record(connectConn, wire.DirAgent, e.Data, 0, env)
+		h.rec.Frame(connectConn, wire.DirAgent, tap.Now(), e.Data, 0, env)
 		if id, err := strconv.ParseUint(e.ID, 10, 64); ordered && err == nil {
 			failed = h.order.push(id, e.Data)
 			return
@@ -467,5 +468,5 @@ func (h *httpBridge) deleteConnection() {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	h.record(connectConn, wire.DirAgent, body, 0, h.envelope(req, wire.StreamHTTPControl, resp.StatusCode, resp.Header))
+	h.rec.Frame(connectConn, wire.DirAgent, tap.Now(), body, 0, h.envelope(req, wire.StreamHTTPControl, resp.StatusCode, resp.Header))
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gorilla/websocket"
 )
@@ -36,7 +37,7 @@ func (b *bridge) runWS(ctx context.Context) error {
 		}
 		return e
 	}
-	b.record(connectConn, wire.DirAgent, nil, 0, env(wire.StreamHTTPControl, resp.StatusCode, resp.Header))
+	b.rec.Frame(connectConn, wire.DirAgent, tap.Now(), nil, 0, env(wire.StreamHTTPControl, resp.StatusCode, resp.Header))
 
 	var closing atomic.Bool
 	pending := &pendingIDs{ids: map[string]bool{}}
@@ -52,12 +53,12 @@ func (b *bridge) runWS(ctx context.Context) error {
 				return
 			}
 			if mt == websocket.BinaryMessage {
-				b.record(connectConn, wire.DirAgent, msg, wire.FlagBinary, env(wire.StreamWebSocket, 0, nil))
+				b.rec.Frame(connectConn, wire.DirAgent, tap.Now(), msg, wire.FlagBinary, env(wire.StreamWebSocket, 0, nil))
 				continue
 			}
 			// Recorded before the editor sees it, so its answer is
 			// never recorded first.
-			b.record(connectConn, wire.DirAgent, msg, 0, env(wire.StreamWebSocket, 0, nil))
+			b.rec.Frame(connectConn, wire.DirAgent, tap.Now(), msg, 0, env(wire.StreamWebSocket, 0, nil))
 			pending.answered(msg)
 			if err := b.emit(msg); err != nil {
 				b.fail(err)
@@ -71,7 +72,7 @@ func (b *bridge) runWS(ctx context.Context) error {
 		stdinDone <- readLines(b.opts.Stdin, func(line []byte) error {
 			writeMu.Lock()
 			defer writeMu.Unlock()
-			b.record(connectConn, wire.DirClient, line, 0, env(wire.StreamWebSocket, 0, nil))
+			b.rec.Frame(connectConn, wire.DirClient, tap.Now(), line, 0, env(wire.StreamWebSocket, 0, nil))
 			pending.sent(line)
 			if err := ws.WriteMessage(websocket.TextMessage, line); err != nil {
 				return lostf("writing to the WebSocket: %v", err)

@@ -8,7 +8,7 @@
 // the agent's last output, so one still writing is never cut off), and
 // exits with the agent's status (128+N for signal N, 127 when it cannot
 // be started). Every chunk it forwards is
-// handed afterwards to a Recorder (a *capture.Writer in the real program),
+// handed afterwards to a tap.Recorder (a *capture.Writer in the real program),
 // which copies the bytes and never blocks, so capture can never stall or
 // alter the wire. On Linux the agent also gets SIGTERM from the kernel if
 // the proxy itself dies without stopping it.

@@ -9,17 +9,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gorilla/websocket"
 )
 
 // countingRecorder stands in for capture.Writer in benchmarks: it touches
 // every byte handed over, as the writer's copy would, and keeps nothing.
-type countingRecorder struct{ frames, bytes atomic.Int64 }
+type countingRecorder struct {
+	tap.Discard
+	frames, bytes atomic.Int64
+}
 
 func (c *countingRecorder) Frame(_ uint32, _ wire.Dir, _ int64, b []byte, _ wire.Flags, _ *wire.Envelope) {
 	c.frames.Add(1)
 	c.bytes.Add(int64(len(b)))
+}
+
+func (c *countingRecorder) TakeFrame(conn uint32, dir wire.Dir, t int64, b []byte, flags wire.Flags, env *wire.Envelope) {
+	c.Frame(conn, dir, t, b, flags, env)
 }
 
 // sseBurst serves one GET stream of n events of size bytes, then ends it.

@@ -11,14 +11,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/wire"
 )
 
 // memRecorder keeps frames in memory, as a capture.Writer would store
-// them, so tests can check what was recorded.
+// them, and the bytes of each stream (an agent's stderr), so tests can
+// check what was recorded.
 type memRecorder struct {
-	mu     sync.Mutex
-	frames []memFrame
+	mu      sync.Mutex
+	frames  []memFrame
+	streams map[streamKey][]byte
+	ended   map[streamKey]bool
+}
+
+type streamKey struct {
+	conn uint32
+	s    capture.Stream
 }
 
 type memFrame struct {
@@ -37,6 +46,37 @@ func (m *memRecorder) Frame(conn uint32, dir wire.Dir, t int64, b []byte, flags 
 		f.Env = *env
 	}
 	m.frames = append(m.frames, f)
+}
+
+func (m *memRecorder) TakeFrame(conn uint32, dir wire.Dir, t int64, b []byte, flags wire.Flags, env *wire.Envelope) {
+	m.Frame(conn, dir, t, b, flags, env)
+}
+
+func (m *memRecorder) Chunk(conn uint32, s capture.Stream, t int64, b []byte) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.streams == nil {
+		m.streams = map[streamKey][]byte{}
+	}
+	k := streamKey{conn, s}
+	m.streams[k] = append(m.streams[k], b...)
+}
+
+func (m *memRecorder) EndStream(conn uint32, s capture.Stream, t int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ended == nil {
+		m.ended = map[streamKey]bool{}
+	}
+	m.ended[streamKey{conn, s}] = true
+}
+
+// stream returns what stream s of conn recorded, and whether it ended.
+func (m *memRecorder) stream(conn uint32, s capture.Stream) (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := streamKey{conn, s}
+	return string(m.streams[k]), m.ended[k]
 }
 
 func (m *memRecorder) all() []memFrame {

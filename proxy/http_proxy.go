@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/gorilla/websocket"
 )
 
@@ -29,7 +30,7 @@ type HTTPProxyOptions struct {
 	// unrecorded. Default: Upstream's path, or "/acp".
 	Path string
 	// Recorder receives every message; nil records nothing.
-	Recorder FrameRecorder
+	Recorder tap.Recorder
 	// Listen, AllowHosts, AllowOrigins and AuthToken are the guard's
 	// (see GuardOptions): the listener's addresses, further Host values
 	// and browser origins allowed, and the bearer token required.
@@ -75,7 +76,7 @@ const DefaultMaxInFlight = 256
 type HTTPProxy struct {
 	upstream *url.URL
 	path     string
-	rec      FrameRecorder
+	rec      tap.Recorder
 	guard    *Guard
 	upToken  string // UpstreamAuthToken
 	proto    string // UpstreamProtocol
@@ -109,7 +110,7 @@ func NewHTTPProxy(opts HTTPProxyOptions) (*HTTPProxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &HTTPProxy{upstream: u, path: opts.Path, rec: recorderOrNop(opts.Recorder), guard: guard,
+	p := &HTTPProxy{upstream: u, path: opts.Path, rec: tap.Or(opts.Recorder), guard: guard,
 		upToken: opts.UpstreamAuthToken, proto: opts.UpstreamProtocol,
 		maxMessage: opts.MaxMessageSize, maxInFlight: opts.MaxInFlight}
 	if p.maxMessage <= 0 {

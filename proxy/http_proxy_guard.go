@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -20,7 +21,7 @@ func (p *HTTPProxy) refuse(w http.ResponseWriter, r *http.Request, ref *Refusal)
 	}
 	ex := p.newExchange(r)
 	ex.status = ref.Status
-	ex.rec.Frame(ex.conn, wire.DirAgent, now(), []byte(body), 0, ex.envelope(wire.StreamHTTPControl, w.Header()))
+	ex.rec.Frame(ex.conn, wire.DirAgent, tap.Now(), []byte(body), 0, ex.envelope(wire.StreamHTTPControl, w.Header()))
 }
 
 // forUpstream adjusts the headers of a request (or WebSocket handshake)

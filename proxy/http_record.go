@@ -6,53 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"time"
-
-	"github.com/acpscope/acpscope/wire"
 )
-
-// FrameRecorder receives whole messages seen on an HTTP or WebSocket
-// transport. *capture.Writer implements it. Frame must copy b, must not
-// keep or change env after returning... it may keep env: callers never
-// touch an envelope again once handed over. Frame must never block.
-//
-// How HTTP traffic maps to frames (the capture model):
-//   - a POST body: DirClient, Stream "post";
-//   - a POST response body that is JSON (initialize's 200): DirAgent,
-//     Stream "post-reply", Status set;
-//   - each SSE event's data: DirAgent, Stream "post-sse" (in a POST
-//     response), "sse-conn" or "sse-session" (GET streams), EventID set;
-//   - each WebSocket message: Stream "ws", binary ones flagged
-//     wire.FlagBinary;
-//   - a response that carries no message (202, 4xx, 5xx, the 502 the proxy
-//     makes when the upstream is down, a GET stream opening with 200, the
-//     101 of a WebSocket): DirAgent, Stream "http", Status set, body as
-//     sent (usually empty; an error text when there is one);
-//   - a WebSocket close: Stream "ws", empty body, Headers["ws-close"]
-//     holding "CODE reason", in the direction of whoever closed.
-//
-// SSE comments (keep-alives) are forwarded but not recorded. A response
-// the upstream compressed (Content-Encoding, when the client asked for it)
-// is forwarded unchanged but only its opening is recorded: its messages
-// cannot be read without decompressing, which the proxy does not do.
-type FrameRecorder interface {
-	Frame(conn uint32, dir wire.Dir, t int64, b []byte, flags wire.Flags, env *wire.Envelope)
-}
-
-// discardFrames records nothing (--no-capture).
-type discardFrames struct{}
-
-func (discardFrames) Frame(uint32, wire.Dir, int64, []byte, wire.Flags, *wire.Envelope) {}
-
-func recorderOrNop(r FrameRecorder) FrameRecorder {
-	if r == nil {
-		return discardFrames{}
-	}
-	return r
-}
-
-// now is the receive time stamp of a frame.
-func now() int64 { return time.Now().UnixNano() }
 
 // connTable numbers transport connections: one number per
 // Acp-Connection-Id (or, in goose's single-header dialect, per

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -14,7 +15,7 @@ import (
 // as the client receives it, each message just before the client can
 // see it (so an answer is never recorded before what it answers).
 type exchange struct {
-	rec  FrameRecorder
+	rec  tap.Recorder
 	conn uint32
 	req  *http.Request
 	// connID and sessionID are the Acp-* ids in force: the request's,
@@ -109,7 +110,7 @@ func (ex *exchange) recordRequest(b []byte, flags wire.Flags) {
 		ConnectionID: h.Get(HeaderConnectionID), SessionID: h.Get(HeaderSessionID),
 		Headers: envelopeHeaders(h),
 	}
-	handOver(ex.rec, ex.conn, wire.DirClient, b, flags, env)
+	ex.rec.TakeFrame(ex.conn, wire.DirClient, tap.Now(), b, flags, env)
 }
 
 // respond is called once the response status and headers are final.
@@ -131,11 +132,11 @@ func (ex *exchange) respond(status int, h http.Header, conns *connTable) {
 		// bytes pass unchanged, but there are no messages to read in
 		// them. The opening record says so through Content-Encoding.
 		ex.mode = modeOpaque
-		ex.rec.Frame(ex.conn, wire.DirAgent, now(), nil, 0, ex.envelope(wire.StreamHTTPControl, h))
+		ex.rec.Frame(ex.conn, wire.DirAgent, tap.Now(), nil, 0, ex.envelope(wire.StreamHTTPControl, h))
 	case isEventStream(ct):
 		ex.mode = modeSSE
 		// The stream's opening, so its status and headers are on record.
-		ex.rec.Frame(ex.conn, wire.DirAgent, now(), nil, 0, ex.envelope(wire.StreamHTTPControl, h))
+		ex.rec.Frame(ex.conn, wire.DirAgent, tap.Now(), nil, 0, ex.envelope(wire.StreamHTTPControl, h))
 	case isJSON(ct) && status != http.StatusSwitchingProtocols:
 		ex.mode = modeJSON
 	default:
@@ -172,7 +173,7 @@ func (ex *exchange) recordEvent(e *wire.SSEEvent) {
 	if e.Partial {
 		flags |= wire.FlagPartial
 	}
-	ex.rec.Frame(ex.conn, wire.DirAgent, now(), e.Data, flags, env)
+	ex.rec.Frame(ex.conn, wire.DirAgent, tap.Now(), e.Data, flags, env)
 }
 
 // sseStream names the stream an event arrived on: a POST's own response,
@@ -211,12 +212,12 @@ func (ex *exchange) finish(cut bool) int {
 		ex.sse.End(ex.recordEvent)
 	case modeJSON:
 		if len(ex.copy) == 0 && !ex.overflow {
-			ex.rec.Frame(ex.conn, wire.DirAgent, now(), nil, flags, ex.envelope(wire.StreamHTTPControl, ex.header))
+			ex.rec.Frame(ex.conn, wire.DirAgent, tap.Now(), nil, flags, ex.envelope(wire.StreamHTTPControl, ex.header))
 			return size
 		}
-		handOver(ex.rec, ex.conn, wire.DirAgent, ex.copy, flags, ex.envelope(wire.StreamPOSTReply, ex.header))
+		ex.rec.TakeFrame(ex.conn, wire.DirAgent, tap.Now(), ex.copy, flags, ex.envelope(wire.StreamPOSTReply, ex.header))
 	default:
-		handOver(ex.rec, ex.conn, wire.DirAgent, ex.copy, flags, ex.envelope(wire.StreamHTTPControl, ex.header))
+		ex.rec.TakeFrame(ex.conn, wire.DirAgent, tap.Now(), ex.copy, flags, ex.envelope(wire.StreamHTTPControl, ex.header))
 	}
 	ex.copy = nil
 	return size

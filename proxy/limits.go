@@ -203,20 +203,3 @@ func releaseMemory(size int) {
 		debug.FreeOSMemory()
 	}
 }
-
-// frameTaker is a FrameRecorder that can keep a body instead of copying
-// it (*capture.Writer): for a message of hundreds of megabytes the copy
-// would double what it costs. The caller never changes b afterwards.
-type frameTaker interface {
-	TakeFrame(conn uint32, dir wire.Dir, t int64, b []byte, flags wire.Flags, env *wire.Envelope)
-}
-
-// handOver records b, a buffer nobody will change again, without a copy
-// when the recorder can keep it.
-func handOver(rec FrameRecorder, conn uint32, dir wire.Dir, b []byte, flags wire.Flags, env *wire.Envelope) {
-	if ft, ok := rec.(frameTaker); ok {
-		ft.TakeFrame(conn, dir, now(), b, flags, env)
-		return
-	}
-	rec.Frame(conn, dir, now(), b, flags, env)
-}

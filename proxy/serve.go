@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gorilla/websocket"
 )
@@ -24,11 +25,10 @@ type ServeOptions struct {
 	Agent AgentOptions
 	// Path is the endpoint (default "/acp").
 	Path string
-	// Recorder receives every message as the client saw it.
-	Recorder FrameRecorder
-	// StderrRecorder receives the agents' stderr (each connection's as
-	// capture.StreamStderr of its connection number); nil records none.
-	StderrRecorder Recorder
+	// Recorder receives every message as the client saw it, and the
+	// agents' stderr (each connection's as capture.StreamStderr of its
+	// connection number); nil records nothing.
+	Recorder tap.Recorder
 	// Listen, AllowHosts, AllowOrigins and AuthToken are the guard's
 	// (see GuardOptions): the listener's addresses, further Host values
 	// and browser origins allowed, and the bearer token required.
@@ -120,7 +120,7 @@ func NewServer(opts ServeOptions) (*Server, error) {
 	if opts.IdleTimeout == 0 {
 		opts.IdleTimeout = DefaultIdleTimeout
 	}
-	opts.Recorder = recorderOrNop(opts.Recorder)
+	opts.Recorder = tap.Or(opts.Recorder)
 	guard, err := NewGuard(GuardOptions{Name: "serve", Listen: opts.Listen, AllowHosts: opts.AllowHosts,
 		AllowOrigins: opts.AllowOrigins, AuthToken: opts.AuthToken})
 	if err != nil {
@@ -208,7 +208,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, conn uint32, sta
 	}
 	w.WriteHeader(status)
 	io.WriteString(w, body)
-	s.record(conn, wire.DirAgent, []byte(body), 0, s.envelope(r, wire.StreamHTTPControl, status, w.Header()))
+	s.opts.Recorder.Frame(conn, wire.DirAgent, tap.Now(), []byte(body), 0, s.envelope(r, wire.StreamHTTPControl, status, w.Header()))
 }
 
 // envelope describes a frame of request r; h are the headers to keep
@@ -230,10 +230,6 @@ func (s *Server) envelope(r *http.Request, stream string, status int, h http.Hea
 		env.ConnectionID = h.Get(HeaderConnectionID)
 	}
 	return env
-}
-
-func (s *Server) record(conn uint32, dir wire.Dir, b []byte, flags wire.Flags, env *wire.Envelope) {
-	s.opts.Recorder.Frame(conn, dir, now(), b, flags, env)
 }
 
 // addConn makes c findable by its id; it reports false once Close has

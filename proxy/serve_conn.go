@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -273,14 +274,10 @@ func (c *serveConn) readStderr() {
 		line, err := r.ReadBytes('\n')
 		if len(line) > 0 {
 			c.srv.stderrLine(line)
-			if c.srv.opts.StderrRecorder != nil {
-				c.srv.opts.StderrRecorder.Chunk(c.num, capture.StreamStderr, now(), line)
-			}
+			c.srv.opts.Recorder.Chunk(c.num, capture.StreamStderr, tap.Now(), line)
 		}
 		if err != nil {
-			if c.srv.opts.StderrRecorder != nil {
-				c.srv.opts.StderrRecorder.EndStream(c.num, capture.StreamStderr, now())
-			}
+			c.srv.opts.Recorder.EndStream(c.num, capture.StreamStderr, tap.Now())
 			return
 		}
 	}

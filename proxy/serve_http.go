@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -63,7 +64,7 @@ func (s *Server) handlePOST(w http.ResponseWriter, r *http.Request) int {
 
 // recordPOST records a client's POST body, which nothing changes after.
 func (s *Server) recordPOST(conn uint32, r *http.Request, body []byte, flags wire.Flags) {
-	handOver(s.opts.Recorder, conn, wire.DirClient, body, flags, s.envelope(r, wire.StreamPOST, 0, r.Header))
+	s.opts.Recorder.TakeFrame(conn, wire.DirClient, tap.Now(), body, flags, s.envelope(r, wire.StreamPOST, 0, r.Header))
 }
 
 // deliver answers a POST that is not initialize: refused, or sent to the
@@ -145,7 +146,7 @@ func (s *Server) initialize(w http.ResponseWriter, r *http.Request, body []byte,
 		setConnCookie(h, c.id)
 		w.WriteHeader(http.StatusOK)
 		w.Write(msg)
-		s.record(c.num, wire.DirAgent, msg, 0, s.envelope(r, wire.StreamPOSTReply, http.StatusOK, h))
+		s.opts.Recorder.Frame(c.num, wire.DirAgent, tap.Now(), msg, 0, s.envelope(r, wire.StreamPOSTReply, http.StatusOK, h))
 	case <-r.Context().Done():
 		c.close() // nobody will ever learn this connection's id
 	}
@@ -205,7 +206,7 @@ func (s *Server) streamSSE(w http.ResponseWriter, r *http.Request, c *serveConn,
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	rc.Flush()
-	s.record(c.num, wire.DirAgent, nil, 0, s.envelope(r, wire.StreamHTTPControl, http.StatusOK, h))
+	s.opts.Recorder.Frame(c.num, wire.DirAgent, tap.Now(), nil, 0, s.envelope(r, wire.StreamHTTPControl, http.StatusOK, h))
 	stream := wire.StreamConnection
 	if sid != "" {
 		stream = wire.StreamSession
@@ -214,7 +215,7 @@ func (s *Server) streamSSE(w http.ResponseWriter, r *http.Request, c *serveConn,
 	sw := &sseWriter{w: w, rc: rc, keepalive: keepalive, nextID: c.nextEventID, record: func(msg []byte, id string) {
 		env := s.envelope(r, stream, http.StatusOK, nil)
 		env.EventID = id
-		s.record(c.num, wire.DirAgent, msg, 0, env)
+		s.opts.Recorder.Frame(c.num, wire.DirAgent, tap.Now(), msg, 0, env)
 	}}
 	sw.run(st, r.Context().Done())
 }

@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -341,36 +340,13 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 }
 
-// stderrRecorder keeps what serve hands over of the agents' stderr.
-type stderrRecorder struct {
-	mu    sync.Mutex
-	bytes []byte
-	ended bool
-}
-
-func (r *stderrRecorder) Chunk(conn uint32, s capture.Stream, t int64, b []byte) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if s == capture.StreamStderr && conn == 1 {
-		r.bytes = append(r.bytes, b...)
-	}
-}
-
-func (r *stderrRecorder) EndStream(conn uint32, s capture.Stream, t int64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.ended = true
-}
-
 // TestServeStderr checks that an agent's stderr reaches serve's stderr
 // and the capture, and that the agent goes when its WebSocket does.
 func TestServeStderr(t *testing.T) {
 	var out testkit.Buffer
-	rec := &stderrRecorder{}
 	f := startServe(t, protoH1, func(o *ServeOptions) {
 		o.Argv = agentArgv("stderr", "agent says hello")
 		o.Stderr = &out
-		o.StderrRecorder = rec
 	})
 	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(f.url, "http"), nil)
 	if err != nil {
@@ -380,9 +356,8 @@ func TestServeStderr(t *testing.T) {
 	ws.Close()
 	waitFor(t, func() bool { return f.srv.Conns() == 0 })
 	waitFor(t, func() bool {
-		rec.mu.Lock()
-		defer rec.mu.Unlock()
-		return string(rec.bytes) == "agent says hello\n" && rec.ended
+		got, ended := f.rec.stream(1, capture.StreamStderr)
+		return got == "agent says hello\n" && ended
 	})
 }
 

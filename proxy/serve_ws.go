@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gorilla/websocket"
 )
@@ -71,10 +72,10 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		e.ConnectionID = c.id
 		return e
 	}
-	sink.before = func(msg []byte) { s.record(c.num, wire.DirAgent, msg, 0, env()) }
+	sink.before = func(msg []byte) { s.opts.Recorder.Frame(c.num, wire.DirAgent, tap.Now(), msg, 0, env()) }
 	e101 := s.envelope(r, wire.StreamHTTPControl, http.StatusSwitchingProtocols, h)
 	e101.ConnectionID = c.id
-	s.record(c.num, wire.DirAgent, nil, 0, e101)
+	s.opts.Recorder.Frame(c.num, wire.DirAgent, tap.Now(), nil, 0, e101)
 	sink.mu.Lock()
 	sink.ws = ws
 	sink.mu.Unlock()
@@ -105,15 +106,15 @@ func (s *Server) relayWS(c *serveConn, ws *websocket.Conn, sink *wsSink, env fun
 	switch {
 	case errors.Is(err, errTooBig):
 		reason := wsTooBigReason(s.opts.MaxMessageSize)
-		s.record(c.num, wire.DirAgent, nil, 0, wsCloseEnv(env(), websocket.CloseMessageTooBig, reason))
+		s.opts.Recorder.Frame(c.num, wire.DirAgent, tap.Now(), nil, 0, wsCloseEnv(env(), websocket.CloseMessageTooBig, reason))
 		sink.closeWith(websocket.CloseMessageTooBig, reason)
 		return int(s.opts.MaxMessageSize), false
 	case err != nil:
 		return len(msg), false
 	case mt == websocket.BinaryMessage:
-		handOver(s.opts.Recorder, c.num, wire.DirClient, msg, wire.FlagBinary, env())
+		s.opts.Recorder.TakeFrame(c.num, wire.DirClient, tap.Now(), msg, wire.FlagBinary, env())
 		return len(msg), true
 	}
-	handOver(s.opts.Recorder, c.num, wire.DirClient, msg, 0, env())
+	s.opts.Recorder.TakeFrame(c.num, wire.DirClient, tap.Now(), msg, 0, env())
 	return len(msg), c.send(msg) == nil
 }

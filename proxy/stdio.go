@@ -6,19 +6,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/tap"
 )
-
-// Recorder receives every chunk the proxy forwarded, after it was
-// forwarded. *capture.Writer implements it. Implementations must copy b
-// (the proxy reuses it as soon as Chunk returns), never block, and be safe
-// for calls from several goroutines (one per stream).
-type Recorder interface {
-	// Chunk hands over bytes read from stream s at time t (unix ns).
-	Chunk(conn uint32, s capture.Stream, t int64, b []byte)
-	// EndStream says stream s reached its end at time t.
-	EndStream(conn uint32, s capture.Stream, t int64)
-}
 
 // DefaultBufferSize is each pump's read buffer. Reads return what the
 // pipe holds, up to this size; a bigger buffer only means fewer calls.
@@ -42,7 +31,7 @@ type StdioConfig struct {
 	// to the editor.
 	Grace time.Duration
 	// Recorder receives the forwarded bytes; nil records nothing.
-	Recorder Recorder
+	Recorder tap.Recorder
 	// Conn is the connection number passed to the Recorder (0 for the
 	// single stdio connection).
 	Conn uint32

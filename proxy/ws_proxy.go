@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gorilla/websocket"
 )
@@ -71,7 +72,7 @@ func (p *HTTPProxy) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	if e101.ConnectionID == "" {
 		e101.ConnectionID = connID
 	}
-	p.rec.Frame(conn, wire.DirAgent, now(), nil, 0, e101)
+	p.rec.Frame(conn, wire.DirAgent, tap.Now(), nil, 0, e101)
 	p.trackWS(up, down, true)
 	defer p.trackWS(up, down, false)
 	pipe := &wsPipe{rec: p.rec, conn: conn, limit: p.maxMessage, env: func() *wire.Envelope {
@@ -91,7 +92,7 @@ func (p *HTTPProxy) refuseWebSocket(w http.ResponseWriter, r *http.Request, conn
 	if resp == nil {
 		msg := fmt.Sprintf("acpscope: %s\n", describeUpstreamError(p.upstream, err))
 		http.Error(w, msg[:len(msg)-1], http.StatusBadGateway)
-		p.rec.Frame(conn, wire.DirAgent, now(), []byte(msg), 0, env(wire.StreamHTTPControl, http.StatusBadGateway, w.Header()))
+		p.rec.Frame(conn, wire.DirAgent, tap.Now(), []byte(msg), 0, env(wire.StreamHTTPControl, http.StatusBadGateway, w.Header()))
 		return
 	}
 	defer resp.Body.Close()
@@ -102,7 +103,7 @@ func (p *HTTPProxy) refuseWebSocket(w http.ResponseWriter, r *http.Request, conn
 	}
 	w.WriteHeader(resp.StatusCode)
 	w.Write(body)
-	p.rec.Frame(conn, wire.DirAgent, now(), body, 0, env(wire.StreamHTTPControl, resp.StatusCode, resp.Header))
+	p.rec.Frame(conn, wire.DirAgent, tap.Now(), body, 0, env(wire.StreamHTTPControl, resp.StatusCode, resp.Header))
 }
 
 // wsURL is the upstream WebSocket URL for our endpoint.
@@ -130,7 +131,7 @@ func (p *HTTPProxy) trackWS(a, b *websocket.Conn, open bool) {
 
 // wsPipe copies messages between two WebSockets and records them.
 type wsPipe struct {
-	rec   FrameRecorder
+	rec   tap.Recorder
 	conn  uint32
 	limit int64 // --max-message-size
 	env   func() *wire.Envelope
@@ -198,7 +199,7 @@ func (w *wsPipe) relay(from, to *websocket.Conn, dir wire.Dir) (int, error) {
 	// Recorded before it is passed on: the answer it provokes on the
 	// other pump must never be recorded first. The capture keeps msg,
 	// which nothing changes after.
-	handOver(w.rec, w.conn, dir, msg, flags, w.env())
+	w.rec.TakeFrame(w.conn, dir, tap.Now(), msg, flags, w.env())
 	return len(msg), to.WriteMessage(mt, msg)
 }
 
@@ -209,9 +210,9 @@ func (w *wsPipe) refuseTooBig(from, to *websocket.Conn, dir wire.Dir) {
 	reason := wsTooBigReason(w.limit)
 	payload := websocket.FormatCloseMessage(websocket.CloseMessageTooBig, reason)
 	deadline := time.Now().Add(wsControlWait)
-	w.rec.Frame(w.conn, dir.Reverse(), now(), nil, 0, wsCloseEnv(w.env(), websocket.CloseMessageTooBig, reason))
+	w.rec.Frame(w.conn, dir.Reverse(), tap.Now(), nil, 0, wsCloseEnv(w.env(), websocket.CloseMessageTooBig, reason))
 	from.WriteControl(websocket.CloseMessage, payload, deadline)
-	w.rec.Frame(w.conn, dir, now(), nil, 0, wsCloseEnv(w.env(), websocket.CloseMessageTooBig, reason))
+	w.rec.Frame(w.conn, dir, tap.Now(), nil, 0, wsCloseEnv(w.env(), websocket.CloseMessageTooBig, reason))
 	to.WriteControl(websocket.CloseMessage, payload, deadline)
 }
 
@@ -229,7 +230,7 @@ func (w *wsPipe) forwardClose(to *websocket.Conn, dir wire.Dir, err error) {
 	to.WriteControl(websocket.CloseMessage, payload, time.Now().Add(wsControlWait))
 	env := w.env()
 	env.Headers = map[string]string{"ws-close": closeString(ce)}
-	w.rec.Frame(w.conn, dir, now(), nil, 0, env)
+	w.rec.Frame(w.conn, dir, tap.Now(), nil, 0, env)
 }
 
 func closeString(ce *websocket.CloseError) string {

@@ -91,7 +91,7 @@ func runServe(fs *flag.FlagSet, args []string) (int, error) {
 	meta.Listen = l.Addr().String()
 	w := openCapture(fs, meta)
 	if w != nil {
-		opts.Recorder, opts.StderrRecorder = w, w
+		opts.Recorder = w
 	}
 	srv, err := proxy.NewServer(opts)
 	if err != nil {
