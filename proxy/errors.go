@@ -77,7 +77,3 @@ func withHint(err error, hint string) error {
 	}
 	return err
 }
-
-// ErrAllowList is wrapped when an --allow-host or --allow-origin value
-// is not a host or an origin (a usage error, found before listening).
-var ErrAllowList = errors.New("bad allow-list entry")

@@ -29,6 +29,10 @@ var ErrCannotConnect = errors.New("cannot connect to the server")
 // that can be listened on (a usage error, found before anything opens).
 var ErrListenAddr = errors.New("bad listen address")
 
+// ErrAllowList is wrapped when an --allow-host or --allow-origin value
+// is not a host or an origin (a usage error, found before listening).
+var ErrAllowList = errors.New("bad allow-list entry")
+
 // adviceError is one complete line for the user that still matches its
 // sentinel with errors.Is, without the sentinel's words repeated at the
 // end as %w would.
