@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpscope/acpscope/agent"
 	"github.com/acpscope/acpscope/internal/demo"
 	"github.com/acpscope/acpscope/internal/testkit"
 	"github.com/acpscope/acpscope/wire"
@@ -313,7 +314,7 @@ func TestConnectThroughProxy(t *testing.T) {
 func TestConnectProxyNoGoroutineLeak(t *testing.T) {
 	before := runtime.NumGoroutine()
 	func() {
-		srv, err := NewServer(ServeOptions{Argv: agentArgv("acp"), Agent: AgentOptions{Grace: 200 * time.Millisecond}, Stderr: io.Discard})
+		srv, err := NewServer(ServeOptions{Argv: agentArgv("acp"), Agent: agent.AgentOptions{Grace: 200 * time.Millisecond}, Stderr: io.Discard})
 		if err != nil {
 			t.Fatal(err)
 		}

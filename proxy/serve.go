@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acpscope/acpscope/agent"
 	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gorilla/websocket"
@@ -22,7 +23,7 @@ const DefaultKeepAlive = 15 * time.Second
 type ServeOptions struct {
 	// Argv is the agent's command line; one process per connection.
 	Argv  []string
-	Agent AgentOptions
+	Agent agent.AgentOptions
 	// Path is the endpoint (default "/acp").
 	Path string
 	// Recorder receives every message as the client saw it, and the

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acpscope/acpscope/agent"
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/acpscope/acpscope/wire"
@@ -30,7 +31,7 @@ type serveConn struct {
 	id    string
 	num   uint32
 	srv   *Server
-	agent *Agent
+	agent *agent.Agent
 
 	stdinMu sync.Mutex // one writer to the agent's stdin at a time
 
@@ -69,16 +70,16 @@ func newConnID() string {
 // startConn spawns the agent for a new connection, in a slot the caller
 // has acquired, and starts reading its stdout and stderr.
 func (s *Server) startConn(ws func([]byte) error) (*serveConn, error) {
-	agent, err := StartAgent(context.Background(), s.opts.Argv, s.opts.Agent)
+	a, err := agent.StartAgent(context.Background(), s.opts.Argv, s.opts.Agent)
 	if err != nil {
 		s.releaseSlot()
-		err = withHint(err, HintServe)
+		err = agent.WithHint(err, agent.HintServe)
 		s.warn(err.Error())
 		return nil, err
 	}
 	gate := newOrderGate()
 	c := &serveConn{
-		id: newConnID(), num: s.nums.fresh(), srv: s, agent: agent, gate: gate,
+		id: newConnID(), num: s.nums.fresh(), srv: s, agent: a, gate: gate,
 		conn: newOutStream(s.opts.StreamBuffer, gate), sessions: map[string]*outStream{},
 		routes: map[string]string{}, agentReqs: map[string]string{},
 		loads: map[string]string{}, awaited: map[string]*awaitedSession{},
@@ -91,10 +92,10 @@ func (s *Server) startConn(ws func([]byte) error) (*serveConn, error) {
 	go c.readStderr() // stderr reader: ends at the agent's stderr EOF
 	go func() {       // exit watcher: ends when the agent exits or the connection closes
 		select {
-		case <-agent.Done():
+		case <-a.Done():
 			// What the agent wrote before exiting is routed first, unless
 			// a process it left behind keeps its stdout open.
-			waitClosed(c.readDone, agent.grace)
+			waitClosed(c.readDone, a.Grace())
 			c.close()
 		case <-c.done:
 		}
@@ -313,7 +314,7 @@ func (c *serveConn) stop() {
 	defer c.srv.releaseSlot()
 	a := c.agent
 	a.Shutdown()
-	if waitClosed(c.readDone, a.grace) && waitClosed(c.errDone, a.grace) {
+	if waitClosed(c.readDone, a.Grace()) && waitClosed(c.errDone, a.Grace()) {
 		return
 	}
 	a.Kill()

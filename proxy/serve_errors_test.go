@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acpscope/acpscope/agent"
 	"github.com/acpscope/acpscope/internal/testkit"
 )
 
@@ -25,10 +26,10 @@ func TestServeAgentCannotStart(t *testing.T) {
 			resp := f.do(t, "POST", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`, "Content-Type", ctJSON)
 			body := readAll(t, resp.Body)
 			want := `cannot start agent "` + tt.argv[0] + `"`
-			if resp.StatusCode != 502 || !strings.Contains(body, want) || !strings.Contains(body, HintServe) || strings.Contains(body, "editor") {
-				t.Errorf("answer %d %q; want 502 naming the command and %q", resp.StatusCode, body, HintServe)
+			if resp.StatusCode != 502 || !strings.Contains(body, want) || !strings.Contains(body, agent.HintServe) || strings.Contains(body, "editor") {
+				t.Errorf("answer %d %q; want 502 naming the command and %q", resp.StatusCode, body, agent.HintServe)
 			}
-			if got := stderr.String(); !strings.Contains(got, want) || !strings.Contains(got, HintServe) {
+			if got := stderr.String(); !strings.Contains(got, want) || !strings.Contains(got, agent.HintServe) {
 				t.Errorf("serve's stderr %q does not say why", got)
 			}
 		})

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpscope/acpscope/agent"
 	"github.com/acpscope/acpscope/internal/testkit"
 	"github.com/gorilla/websocket"
 )
@@ -112,7 +113,7 @@ func TestServeReapsAbandonedConnections(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	before := measure(t)
 	var stderr testkit.Buffer
-	srv, err := NewServer(ServeOptions{Argv: shAgent(initOnly), Agent: AgentOptions{Grace: time.Second},
+	srv, err := NewServer(ServeOptions{Argv: shAgent(initOnly), Agent: agent.AgentOptions{Grace: time.Second},
 		KeepAlive: -1, Stderr: &stderr, MaxConns: perWave, IdleTimeout: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

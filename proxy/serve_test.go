@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpscope/acpscope/agent"
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/internal/testkit"
 	"github.com/acpscope/acpscope/wire"
@@ -33,7 +34,7 @@ func startServe(t *testing.T, proto protocol, mod func(*ServeOptions)) *serveFix
 	rec := &memRecorder{}
 	opts := ServeOptions{
 		Argv:      agentArgv("acp"),
-		Agent:     AgentOptions{Grace: 500 * time.Millisecond},
+		Agent:     agent.AgentOptions{Grace: 500 * time.Millisecond},
 		Recorder:  rec,
 		KeepAlive: -1,
 		Stderr:    io.Discard,
@@ -409,7 +410,7 @@ func TestServeCORS(t *testing.T) {
 func TestServeNoGoroutineLeak(t *testing.T) {
 	before := runtime.NumGoroutine()
 	func() {
-		srv, err := NewServer(ServeOptions{Argv: agentArgv("acp"), Agent: AgentOptions{Grace: 200 * time.Millisecond},
+		srv, err := NewServer(ServeOptions{Argv: agentArgv("acp"), Agent: agent.AgentOptions{Grace: 200 * time.Millisecond},
 			KeepAlive: 20 * time.Millisecond, Stderr: io.Discard})
 		if err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acpscope/acpscope/agent"
 	"github.com/acpscope/acpscope/capture"
 )
 
@@ -22,7 +23,7 @@ const pumpWait = time.Second
 // session is one run of the stdio proxy: the agent and its three pumps.
 type session struct {
 	cfg   StdioConfig
-	agent *Agent
+	agent *agent.Agent
 	in    *pump // editor stdin → agent stdin
 	out   *pump // agent stdout → our stdout
 	errp  *pump // agent stderr → our stderr
@@ -33,7 +34,7 @@ type session struct {
 	rushed bool          // urgent is closed; owned by watch
 }
 
-func newSession(cfg StdioConfig, a *Agent) *session {
+func newSession(cfg StdioConfig, a *agent.Agent) *session {
 	s := &session{cfg: cfg, agent: a, urgent: make(chan struct{})}
 	s.res.Pid = a.Pid()
 	s.in = newPump(cfg.Stdin, a.Stdin, cfg.Recorder, cfg.Conn, capture.StreamClient, cfg.BufferSize)
@@ -75,7 +76,7 @@ func (s *session) watch(ctx context.Context, sigs <-chan os.Signal) {
 		case sig := <-sigs:
 			s.first(EndSignal)
 			s.res.Signal = sig
-			s.agent.Signal(toSyscall(sig))
+			s.agent.Signal(agent.ToSyscall(sig))
 			// An agent that traps the signal and lingers still goes
 			// down the ladder, so the editor's stop always works.
 			s.startLadder(func() { s.agent.Escalate() })
@@ -162,7 +163,7 @@ func (s *session) quietLadder() {
 func (s *session) drainOutputs() {
 	deadline := time.After(drainWait)
 	drained := s.out.waitUntil(deadline) && s.errp.waitUntil(deadline)
-	if !drained || groupAlive(s.agent.Pid()) {
+	if !drained || agent.GroupAlive(s.agent.Pid()) {
 		s.stopLeftovers()
 	}
 	stop := time.After(s.cfg.Grace)
@@ -203,10 +204,10 @@ func (s *session) stopLeftovers() {
 	pgid := s.agent.Pid()
 	s.agent.Signal(syscall.SIGTERM)
 	deadline := time.Now().Add(s.cfg.Grace)
-	for groupAlive(pgid) && time.Now().Before(deadline) {
+	for agent.GroupAlive(pgid) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if groupAlive(pgid) {
+	if agent.GroupAlive(pgid) {
 		s.agent.Kill()
 	}
 }

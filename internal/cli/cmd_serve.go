@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/acpscope/acpscope/agent"
 	"github.com/acpscope/acpscope/proxy"
 	flag "github.com/spf13/pflag"
 )
@@ -41,7 +42,7 @@ starts: see --allow-host and --allow-origin.`,
 			tlsFlags(fs)
 			guardFlags(fs)
 			fs.Duration("keepalive", proxy.DefaultKeepAlive, "keep-alive comment interval on quiet SSE streams (0 disables)")
-			fs.Duration("grace", proxy.DefaultGrace, "when a connection ends, how long its agent gets before SIGTERM, then SIGKILL")
+			fs.Duration("grace", agent.DefaultGrace, "when a connection ends, how long its agent gets before SIGTERM, then SIGKILL")
 			serveBoundFlags(fs)
 			netCaptureFlags(fs)
 		},
@@ -79,8 +80,8 @@ func runServe(fs *flag.FlagSet, args []string) (int, error) {
 	}
 	// An agent that cannot run would fail every connection with a 502 and
 	// nothing on our stderr: say so once, now, as the stdio form does.
-	if err := proxy.CheckAgent(args, proxy.HintServe); err != nil {
-		return proxy.ExitCannotStart, err
+	if err := agent.CheckAgent(args, agent.HintServe); err != nil {
+		return agent.ExitCannotStart, err
 	}
 	l, err := proxy.Listen(lo)
 	if err != nil {

@@ -1,4 +1,4 @@
-package proxy
+package agent
 
 import (
 	"context"
@@ -156,6 +156,9 @@ func (a *Agent) stopOnCancel(ctx context.Context) {
 	case <-a.done:
 	}
 }
+
+// Grace returns the wait at each step of the shutdown ladder.
+func (a *Agent) Grace() time.Duration { return a.grace }
 
 // Pid returns the agent's process id, which is also its process group id.
 func (a *Agent) Pid() int { return a.pgid }

@@ -1,4 +1,4 @@
-package proxy
+package agent
 
 import (
 	"errors"
@@ -68,9 +68,9 @@ func CheckAgent(argv []string, hint string) error {
 	return nil
 }
 
-// withHint sets the hint of a *StartError inside err; other errors pass
+// WithHint sets the hint of a *StartError inside err; other errors pass
 // unchanged.
-func withHint(err error, hint string) error {
+func WithHint(err error, hint string) error {
 	var se *StartError
 	if errors.As(err, &se) && se.Hint == "" {
 		se.Hint = hint

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package proxy
+package agent
 
 import (
 	"os"

@@ -1,6 +1,6 @@
 //go:build unix
 
-package proxy
+package agent
 
 import (
 	"os"
@@ -11,11 +11,11 @@ import (
 // forwardedSignals are passed on to the agent's process group.
 var forwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
 
-// subscribeSignals catches the forwarded signals, and SIGPIPE so that a
+// SubscribeSignals catches the forwarded signals, and SIGPIPE so that a
 // write to an editor that closed our stdout returns EPIPE (and shuts the
 // agent down in order) instead of killing the proxy outright. Handled,
 // not ignored: an ignored signal would stay ignored in the agent.
-func subscribeSignals() (<-chan os.Signal, func()) {
+func SubscribeSignals() (<-chan os.Signal, func()) {
 	c := make(chan os.Signal, 4)
 	signal.Notify(c, forwardedSignals...)
 	pipe := make(chan os.Signal, 1)
@@ -26,8 +26,8 @@ func subscribeSignals() (<-chan os.Signal, func()) {
 	}
 }
 
-// toSyscall turns a received signal into one we can send to a group.
-func toSyscall(sig os.Signal) syscall.Signal {
+// ToSyscall turns a received signal into one we can send to a group.
+func ToSyscall(sig os.Signal) syscall.Signal {
 	if s, ok := sig.(syscall.Signal); ok {
 		return s
 	}

@@ -1,4 +1,4 @@
-package proxy
+package agent
 
 import (
 	"bytes"
@@ -7,10 +7,10 @@ import (
 	"syscall"
 )
 
-// groupAlive reports whether a live (not zombie) process of the group is
+// GroupAlive reports whether a live (not zombie) process of the group is
 // still there. kill(-pgid, 0) alone would count zombies that an init
 // which does not reap leaves behind, and make us wait for nothing.
-func groupAlive(pgid int) bool {
+func GroupAlive(pgid int) bool {
 	if pgid <= 0 || syscall.Kill(-pgid, 0) != nil {
 		return false
 	}
