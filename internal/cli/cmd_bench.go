@@ -9,8 +9,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/acpscope/acpscope/internal/bench"
 	"github.com/acpscope/acpscope/internal/testagent/peer"
-	"github.com/acpscope/acpscope/proxy"
 	flag "github.com/spf13/pflag"
 )
 
@@ -74,7 +74,7 @@ func runBench(fs *flag.FlagSet, args []string) (int, error) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rep, err := proxy.Bench(ctx, cfg)
+	rep, err := bench.Bench(ctx, cfg)
 	if err != nil {
 		return 1, err
 	}
@@ -85,8 +85,8 @@ func runBench(fs *flag.FlagSet, args []string) (int, error) {
 // benchConfig reads the flags, refusing what Bench would otherwise
 // take silently: a count of zero (which Bench reads as "the default"), a
 // negative one, and setups it does not know.
-func benchConfig(fs *flag.FlagSet) (proxy.BenchConfig, error) {
-	var cfg proxy.BenchConfig
+func benchConfig(fs *flag.FlagSet) (bench.BenchConfig, error) {
+	var cfg bench.BenchConfig
 	positive := []struct {
 		name string
 		dst  *int
@@ -114,7 +114,7 @@ func benchConfig(fs *flag.FlagSet) (proxy.BenchConfig, error) {
 	}
 	setups, _ := fs.GetString("setups")
 	cfg.Setups = strings.Split(setups, ",")
-	if err := proxy.CheckBenchSetups(cfg.Setups); err != nil {
+	if err := bench.CheckBenchSetups(cfg.Setups); err != nil {
 		return cfg, usageErrorf("--setups: %v", err)
 	}
 	return cfg, nil
