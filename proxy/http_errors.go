@@ -9,8 +9,6 @@ import (
 
 // Sentinel errors of the HTTP and WebSocket transports.
 var (
-	// ErrAddrInUse is wrapped when the --listen address is taken.
-	ErrAddrInUse = errors.New("address in use")
 	// ErrUpstreamURL is wrapped when --upstream or connect's URL is not
 	// an http, https, ws or wss URL.
 	ErrUpstreamURL = errors.New("bad upstream URL")
@@ -25,27 +23,13 @@ var (
 // server, not in the editor.
 var ErrCannotConnect = errors.New("cannot connect to the server")
 
-// ErrListenAddr is wrapped when a --listen address is not a HOST:PORT
-// that can be listened on (a usage error, found before anything opens).
-var ErrListenAddr = errors.New("bad listen address")
+// connectError is connect's one line for a connection never made: a
+// complete line for the user that still matches ErrCannotConnect with
+// errors.Is, without the sentinel's words repeated at the end as %w would.
+type connectError string
 
-// ErrAllowList is wrapped when an --allow-host or --allow-origin value
-// is not a host or an origin (a usage error, found before listening).
-var ErrAllowList = errors.New("bad allow-list entry")
-
-// adviceError is one complete line for the user that still matches its
-// sentinel with errors.Is, without the sentinel's words repeated at the
-// end as %w would.
-type adviceError struct {
-	msg      string
-	sentinel error
-}
-
-func (e *adviceError) Error() string { return e.msg }
-func (e *adviceError) Unwrap() error { return e.sentinel }
-
-// connectError is connect's one line for a connection never made.
-func connectError(msg string) error { return &adviceError{msg, ErrCannotConnect} }
+func (e connectError) Error() string { return string(e) }
+func (e connectError) Unwrap() error { return ErrCannotConnect }
 
 // unreachable says the server at u could not be reached at all; cause is
 // the dial error (url.Error's wrapping, which repeats the URL, dropped).

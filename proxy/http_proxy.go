@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -185,6 +186,12 @@ func baseTransport(insecure bool) *http.Transport {
 	base.TLSClientConfig = tlsClientConfig(insecure)
 	base.ResponseHeaderTimeout = 0
 	return base
+}
+
+// tlsClientConfig is the upstream TLS configuration; insecure skips
+// certificate verification (--unsafe-upstream-insecure).
+func tlsClientConfig(insecure bool) *tls.Config {
+	return &tls.Config{InsecureSkipVerify: insecure, MinVersion: tls.VersionTLS12}
 }
 
 // http1Transport speaks only HTTP/1.1, over TLS too: its ALPN offers

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -138,10 +137,4 @@ func serveOn(ctx context.Context, srv *http.Server, l net.Listener, opts ListenO
 		return err
 	}
 	return nil
-}
-
-// tlsClientConfig is the upstream TLS configuration; insecure skips
-// certificate verification (--unsafe-upstream-insecure).
-func tlsClientConfig(insecure bool) *tls.Config {
-	return &tls.Config{InsecureSkipVerify: insecure, MinVersion: tls.VersionTLS12}
 }

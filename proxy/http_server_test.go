@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"errors"
-	"net/http"
 	"strings"
 	"testing"
 )
@@ -45,36 +44,5 @@ func TestIsLoopback(t *testing.T) {
 		if got := IsLoopback(addr); got != want {
 			t.Errorf("IsLoopback(%q) = %v", addr, got)
 		}
-	}
-}
-
-func TestEnvelopeHeadersRedact(t *testing.T) {
-	h := http.Header{}
-	h.Set("Authorization", "Bearer abc.def")
-	h.Set("Cookie", "a=1; path=secret2")
-	h.Add("Set-Cookie", "sid=secret3; Path=/; HttpOnly")
-	h.Add("Set-Cookie", "b=secret4")
-	h.Set("Sec-Websocket-Protocol", "acp, token.secret5")
-	h.Set("Acp-Protocol-Version", "1")
-	h.Set("Last-Event-Id", "9")
-	got := envelopeHeaders(h)
-	for k, v := range got {
-		for _, s := range []string{"abc.def", "secret2", "secret3", "secret4", "secret5"} {
-			if strings.Contains(v, s) {
-				t.Errorf("%s keeps %q in clear: %q", k, s, v)
-			}
-		}
-	}
-	if !strings.HasPrefix(got["authorization"], "Bearer <redacted:sha256:") {
-		t.Errorf("authorization: %q", got["authorization"])
-	}
-	if !strings.HasPrefix(got["set-cookie"], "sid=<redacted") || !strings.Contains(got["set-cookie"], "; Path=/; HttpOnly, b=<redacted") {
-		t.Errorf("set-cookie: %q", got["set-cookie"])
-	}
-	if got["acp-protocol-version"] != "1" || got["last-event-id"] != "9" {
-		t.Errorf("plain headers lost: %v", got)
-	}
-	if fingerprint("x") != fingerprint("x") || fingerprint("x") == fingerprint("y") {
-		t.Error("fingerprints must tell tokens apart and match equal ones")
 	}
 }
