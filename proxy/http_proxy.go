@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acpscope/acpscope/internal/door"
 	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/gorilla/websocket"
 )
@@ -33,7 +34,7 @@ type HTTPProxyOptions struct {
 	// Recorder receives every message; nil records nothing.
 	Recorder tap.Recorder
 	// Listen, AllowHosts, AllowOrigins and AuthToken are the guard's
-	// (see GuardOptions): the listener's addresses, further Host values
+	// (see door.GuardOptions): the listener's addresses, further Host values
 	// and browser origins allowed, and the bearer token required.
 	Listen       []string
 	AllowHosts   []string
@@ -78,7 +79,7 @@ type HTTPProxy struct {
 	upstream *url.URL
 	path     string
 	rec      tap.Recorder
-	guard    *Guard
+	guard    *door.Guard
 	upToken  string // UpstreamAuthToken
 	proto    string // UpstreamProtocol
 	conns    connTable
@@ -106,7 +107,7 @@ func NewHTTPProxy(opts HTTPProxyOptions) (*HTTPProxy, error) {
 	default:
 		return nil, fmt.Errorf("%w: upstream protocol %q: want auto, http1 or h2c", ErrUpstreamURL, opts.UpstreamProtocol)
 	}
-	guard, err := NewGuard(GuardOptions{Name: "proxy", Listen: opts.Listen, AllowHosts: opts.AllowHosts,
+	guard, err := door.NewGuard(door.GuardOptions{Name: "proxy", Listen: opts.Listen, AllowHosts: opts.AllowHosts,
 		AllowOrigins: opts.AllowOrigins, AuthToken: opts.AuthToken})
 	if err != nil {
 		return nil, err

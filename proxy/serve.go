@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/agent"
+	"github.com/acpscope/acpscope/internal/door"
 	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gorilla/websocket"
@@ -31,7 +32,7 @@ type ServeOptions struct {
 	// connection number); nil records nothing.
 	Recorder tap.Recorder
 	// Listen, AllowHosts, AllowOrigins and AuthToken are the guard's
-	// (see GuardOptions): the listener's addresses, further Host values
+	// (see door.GuardOptions): the listener's addresses, further Host values
 	// and browser origins allowed, and the bearer token required.
 	Listen       []string
 	AllowHosts   []string
@@ -85,7 +86,7 @@ type ServeOptions struct {
 // the connection's slot free. Close waits for those.
 type Server struct {
 	opts     ServeOptions
-	guard    *Guard
+	guard    *door.Guard
 	nums     connTable
 	upgrader websocket.Upgrader
 
@@ -122,7 +123,7 @@ func NewServer(opts ServeOptions) (*Server, error) {
 		opts.IdleTimeout = DefaultIdleTimeout
 	}
 	opts.Recorder = tap.Or(opts.Recorder)
-	guard, err := NewGuard(GuardOptions{Name: "serve", Listen: opts.Listen, AllowHosts: opts.AllowHosts,
+	guard, err := door.NewGuard(door.GuardOptions{Name: "serve", Listen: opts.Listen, AllowHosts: opts.AllowHosts,
 		AllowOrigins: opts.AllowOrigins, AuthToken: opts.AuthToken})
 	if err != nil {
 		return nil, err
@@ -194,7 +195,7 @@ func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
 }
 
 // refuse answers and records a request the guard turned away.
-func (s *Server) refuse(w http.ResponseWriter, r *http.Request, ref *Refusal) {
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, ref *door.Refusal) {
 	ref.SetHeaders(w.Header())
 	s.answer(w, r, 0, ref.Status, ref.Reason)
 }

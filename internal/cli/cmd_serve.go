@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/acpscope/acpscope/agent"
+	"github.com/acpscope/acpscope/internal/door"
 	"github.com/acpscope/acpscope/proxy"
 	flag "github.com/spf13/pflag"
 )
@@ -83,7 +84,7 @@ func runServe(fs *flag.FlagSet, args []string) (int, error) {
 	if err := agent.CheckAgent(args, agent.HintServe); err != nil {
 		return agent.ExitCannotStart, err
 	}
-	l, err := proxy.Listen(lo)
+	l, err := door.Listen(lo)
 	if err != nil {
 		return 1, err
 	}
@@ -104,7 +105,7 @@ func runServe(fs *flag.FlagSet, args []string) (int, error) {
 	defer stop()
 	base := endpointURL(lo, l.Addr().String())
 	fmt.Fprintf(os.Stderr, "acpscope serve: %s%s (WebSocket: ws%s%s) → %s\n", base, opts.Path, strings.TrimPrefix(base, "http"), opts.Path, args[0])
-	err = proxy.Serve(ctx, l, lo, srv)
+	err = door.Serve(ctx, l, lo, srv)
 	srv.Close()
 	closeNetCapture(w, err)
 	if err != nil {

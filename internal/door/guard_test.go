@@ -1,4 +1,4 @@
-package proxy
+package door
 
 import (
 	"crypto/tls"

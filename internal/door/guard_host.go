@@ -1,4 +1,4 @@
-package proxy
+package door
 
 import (
 	"net"
@@ -50,14 +50,14 @@ func (g *Guard) originAllowed(r *http.Request, origin string) bool {
 			return true
 		}
 	}
-	return sameOrigin(r, origin)
+	return SameOrigin(r, origin)
 }
 
-// sameOrigin reports whether origin is the origin r was sent to: our
+// SameOrigin reports whether origin is the origin r was sent to: our
 // scheme, and the host and port of its Host (which Admit checks first),
 // default ports made explicit. "null" (sandboxed frames, files) is never
 // anyone's own.
-func sameOrigin(r *http.Request, origin string) bool {
+func SameOrigin(r *http.Request, origin string) bool {
 	u, err := url.Parse(origin)
 	if err != nil || u.Host == "" {
 		return false

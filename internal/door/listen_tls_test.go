@@ -1,4 +1,4 @@
-package proxy
+package door
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -86,7 +87,9 @@ func TestListenAndServeProtocols(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := readAll(t, resp.Body); got != tt.want {
+			got, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if string(got) != tt.want {
 				t.Errorf("served over %s, want %s", got, tt.want)
 			}
 			c.CloseIdleConnections()
