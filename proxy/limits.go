@@ -23,6 +23,10 @@ const DefaultMaxMessageSize = 256 << 20
 // RetryAfter is what a 503 for a full server asks clients to wait.
 const RetryAfter = 5 * time.Second
 
+// wsControlWait bounds how long a forwarded control frame (close, ping,
+// pong) may wait for the socket.
+const wsControlWait = 5 * time.Second
+
 // bigMessage is the size after which a handler gives the memory a
 // message took back to the OS once it is done with it, so RSS returns to
 // its baseline between huge messages rather than staying at the peak.

@@ -13,10 +13,6 @@ import (
 	"github.com/gorilla/websocket"
 )
 
-// wsControlWait bounds how long a forwarded control frame (close, ping,
-// pong) may wait for the socket.
-const wsControlWait = 5 * time.Second
-
 // wsHandshakeHeaders are set by the WebSocket library itself on each leg,
 // so they are not copied from one leg to the other.
 var wsHandshakeHeaders = []string{
