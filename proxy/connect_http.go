@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acpscope/acpscope/internal/acphttp"
 	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/acpscope/acpscope/wire"
 )
@@ -86,13 +87,13 @@ func (h *httpBridge) envelope(req *http.Request, stream string, status int, hdr 
 	proto := h.proto
 	h.mu.Unlock()
 	e := &wire.Envelope{Method: req.Method, Path: req.URL.Path, Proto: proto, Status: status, Stream: stream,
-		ConnectionID: req.Header.Get(HeaderConnectionID), SessionID: req.Header.Get(HeaderSessionID)}
+		ConnectionID: req.Header.Get(acphttp.HeaderConnectionID), SessionID: req.Header.Get(acphttp.HeaderSessionID)}
 	if hdr != nil && stream == wire.StreamPOST {
-		e.Headers = envelopeHeaders(hdr)
+		e.Headers = acphttp.EnvelopeHeaders(hdr)
 	} else if hdr != nil {
-		e.Headers = responseHeaders(hdr, req.Header)
+		e.Headers = acphttp.ResponseHeaders(hdr, req.Header)
 		if e.ConnectionID == "" {
-			e.ConnectionID = hdr.Get(HeaderConnectionID) // initialize's reply names it
+			e.ConnectionID = hdr.Get(acphttp.HeaderConnectionID) // initialize's reply names it
 		}
 	}
 	return e
@@ -112,11 +113,11 @@ func (h *httpBridge) newRequest(method string, body []byte, sessionID string) *h
 	h.mu.Unlock()
 	switch {
 	case goose:
-		req.Header.Set(HeaderSessionID, connID)
+		req.Header.Set(acphttp.HeaderSessionID, connID)
 	case connID != "":
-		req.Header.Set(HeaderConnectionID, connID)
+		req.Header.Set(acphttp.HeaderConnectionID, connID)
 		if sessionID != "" {
-			req.Header.Set(HeaderSessionID, sessionID)
+			req.Header.Set(acphttp.HeaderSessionID, sessionID)
 		}
 	}
 	return req
@@ -155,11 +156,11 @@ func (h *httpBridge) send(line []byte) error {
 		h.adoptConnection(resp.Header)
 	}
 	switch {
-	case isEventStream(resp.Header.Get("Content-Type")):
+	case acphttp.IsEventStream(resp.Header.Get("Content-Type")):
 		h.streams.Add(1)
 		go h.readStream(req, resp, wire.StreamPOSTSSE, "") // POST stream reader: ends with the response
 		return h.afterInitialize(&m)
-	case resp.StatusCode < 300 && isJSON(resp.Header.Get("Content-Type")):
+	case resp.StatusCode < 300 && acphttp.IsJSON(resp.Header.Get("Content-Type")):
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if err != nil {
@@ -215,9 +216,9 @@ func (h *httpBridge) needsConnection() bool {
 func (h *httpBridge) adoptConnection(hdr http.Header) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if id := hdr.Get(HeaderConnectionID); id != "" {
+	if id := hdr.Get(acphttp.HeaderConnectionID); id != "" {
 		h.connID = id
-	} else if id := hdr.Get(HeaderSessionID); id != "" {
+	} else if id := hdr.Get(acphttp.HeaderSessionID); id != "" {
 		h.connID, h.goose = id, true
 	}
 }
@@ -297,7 +298,7 @@ func (h *httpBridge) tryStream(sessionID string, warn bool) (bool, error) {
 		return false, lostf("opening the event stream: %v", err)
 	}
 	h.noteProto(resp)
-	if resp.StatusCode != http.StatusOK || !isEventStream(resp.Header.Get("Content-Type")) {
+	if resp.StatusCode != http.StatusOK || !acphttp.IsEventStream(resp.Header.Get("Content-Type")) {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		h.rec.Frame(connectConn, wire.DirAgent, tap.Now(), body, 0, h.envelope(req, wire.StreamHTTPControl, resp.StatusCode, resp.Header))

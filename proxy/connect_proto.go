@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/acpscope/acpscope/internal/acphttp"
 )
 
 // h2cProbeWait bounds the cleartext HTTP/2 probe: dialling, sending the
@@ -24,9 +26,9 @@ var h2Preface = []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00
 // knowledge when a probe finds the server speaks it, else HTTP/1.1.
 func (b *bridge) transport(ctx context.Context) (http.RoundTripper, string) {
 	if b.opts.HTTP1 {
-		return http1Transport(b.opts.UnsafeInsecure), "--http1"
+		return acphttp.HTTP1Transport(b.opts.UnsafeInsecure), "--http1"
 	}
-	h1, h2c := newTransports(b.opts.UnsafeInsecure)
+	h1, h2c := acphttp.NewTransports(b.opts.UnsafeInsecure)
 	switch {
 	case b.url.Scheme == "https":
 		return h1, "negotiated through TLS"

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acpscope/acpscope/internal/acphttp"
 	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gorilla/websocket"
@@ -22,18 +23,18 @@ const connectConn = 1
 // message, each text message one stdout line. Binary messages are
 // recorded and ignored.
 func (b *bridge) runWS(ctx context.Context) error {
-	d := websocket.Dialer{Jar: b.jar, TLSClientConfig: tlsClientConfig(b.opts.UnsafeInsecure), HandshakeTimeout: 30 * time.Second}
+	d := websocket.Dialer{Jar: b.jar, TLSClientConfig: acphttp.TLSClientConfig(b.opts.UnsafeInsecure), HandshakeTimeout: 30 * time.Second}
 	h := http.Header{}
 	b.authHeader(h)
 	ws, resp, err := d.DialContext(ctx, b.url.String(), h)
 	if err != nil {
 		return b.dialError(resp, err)
 	}
-	connID := resp.Header.Get(HeaderConnectionID)
+	connID := resp.Header.Get(acphttp.HeaderConnectionID)
 	env := func(stream string, status int, hh http.Header) *wire.Envelope {
 		e := &wire.Envelope{Method: http.MethodGet, Path: b.url.Path, Proto: resp.Proto, Status: status, Stream: stream, ConnectionID: connID}
 		if hh != nil {
-			e.Headers = envelopeHeaders(hh)
+			e.Headers = acphttp.EnvelopeHeaders(hh)
 		}
 		return e
 	}
@@ -93,7 +94,7 @@ func (b *bridge) runWS(ctx context.Context) error {
 		result = ctx.Err()
 	}
 	closing.Store(true)
-	ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(wsControlWait))
+	ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(acphttp.WSControlWait))
 	select {
 	case <-readerDone:
 	case <-time.After(2 * time.Second):

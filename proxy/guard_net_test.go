@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/acpscope/acpscope/internal/acphttp"
 	"github.com/gorilla/websocket"
 )
 
@@ -67,9 +68,9 @@ func (p probe) send(t *testing.T, base string) (int, string) {
 		h.Set("Content-Type", ctJSON)
 	case "GET":
 		h.Set("Accept", "text/event-stream")
-		h.Set(HeaderConnectionID, "no-such-connection")
+		h.Set(acphttp.HeaderConnectionID, "no-such-connection")
 	case "DELETE":
-		h.Set(HeaderConnectionID, "no-such-connection")
+		h.Set(acphttp.HeaderConnectionID, "no-such-connection")
 	}
 	req, _ := http.NewRequest(p.method, base+"/acp", body)
 	req.Header = h
@@ -223,7 +224,7 @@ func startCountingUpstream(t *testing.T) *countingUpstream {
 			return
 		}
 		w.Header().Set("Content-Type", ctJSON)
-		w.Header().Set(HeaderConnectionID, "up-1")
+		w.Header().Set(acphttp.HeaderConnectionID, "up-1")
 		io.WriteString(w, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}`)
 	}))
 	u.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
@@ -329,7 +330,7 @@ func TestHTTPProxyGuardAllows(t *testing.T) {
 			// The capture holds what the client sent, fingerprinted.
 			waitLong(t, "a recorded frame", func() bool { return len(rec.all()) > 0 })
 			for _, fr := range rec.all() {
-				if a := fr.Env.Headers["authorization"]; a != "" && a != "Bearer "+fingerprint(goodToken) {
+				if a := fr.Env.Headers["authorization"]; a != "" && a != "Bearer "+acphttp.Fingerprint(goodToken) {
 					t.Errorf("recorded Authorization %q, want the client's token fingerprinted", a)
 				}
 			}

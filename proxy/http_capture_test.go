@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/acphttp"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -34,7 +35,7 @@ func TestHTTPProxyRealCapture(t *testing.T) {
 		map[string]string{"Authorization": "Bearer s3cret-token"})
 	readAll(t, resp.Body)
 	resp = post(t, c, front.URL+"/acp", `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{}}`,
-		map[string]string{HeaderConnectionID: "conn-1", "Cookie": "sticky=node-7"})
+		map[string]string{acphttp.HeaderConnectionID: "conn-1", "Cookie": "sticky=node-7"})
 	readAll(t, resp.Body)
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("session/new: %d", resp.StatusCode)

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acpscope/acpscope/internal/acphttp"
 	"github.com/acpscope/acpscope/internal/door"
 	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/gorilla/websocket"
@@ -50,7 +51,7 @@ type HTTPProxyOptions struct {
 	// https:// upstreams negotiate through TLS either way.
 	UpstreamProtocol string
 	// MaxMessageSize bounds a request body or WebSocket message on the
-	// endpoint (0 means DefaultMaxMessageSize): a longer one gets 413 or
+	// endpoint (0 means acphttp.DefaultMaxMessageSize): a longer one gets 413 or
 	// a 1009 close and never reaches the upstream.
 	MaxMessageSize int64
 	// MaxInFlight caps requests in flight, open SSE streams and
@@ -80,7 +81,7 @@ type HTTPProxy struct {
 	guard    *door.Guard
 	upToken  string // UpstreamAuthToken
 	proto    string // UpstreamProtocol
-	conns    connTable
+	conns    acphttp.ConnTable
 
 	maxMessage  int64 // MaxMessageSize
 	maxInFlight int   // MaxInFlight
@@ -114,7 +115,7 @@ func NewHTTPProxy(opts HTTPProxyOptions) (*HTTPProxy, error) {
 		upToken: opts.UpstreamAuthToken, proto: opts.UpstreamProtocol,
 		maxMessage: opts.MaxMessageSize, maxInFlight: opts.MaxInFlight}
 	if p.maxMessage <= 0 {
-		p.maxMessage = DefaultMaxMessageSize
+		p.maxMessage = acphttp.DefaultMaxMessageSize
 	}
 	if p.maxInFlight == 0 {
 		p.maxInFlight = DefaultMaxInFlight
@@ -125,11 +126,11 @@ func NewHTTPProxy(opts HTTPProxyOptions) (*HTTPProxy, error) {
 	if p.path == "" || p.path == "/" {
 		p.path = "/acp"
 	}
-	p.h1, p.h2c = newTransports(opts.UnsafeUpstreamInsecure)
+	p.h1, p.h2c = acphttp.NewTransports(opts.UnsafeUpstreamInsecure)
 	p.rp1, p.rp2c = p.newReverseProxy(p.h1), p.newReverseProxy(p.h2c)
 	p.dialer = &websocket.Dialer{
 		Proxy:            nil,
-		TLSClientConfig:  tlsClientConfig(opts.UnsafeUpstreamInsecure),
+		TLSClientConfig:  acphttp.TLSClientConfig(opts.UnsafeUpstreamInsecure),
 		HandshakeTimeout: p.h1.TLSHandshakeTimeout,
 	}
 	p.upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
@@ -212,7 +213,7 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.serveWebSocket(w, r)
 		return
 	}
-	releaseMemory(p.serveRecorded(w, r))
+	acphttp.ReleaseMemory(p.serveRecorded(w, r))
 }
 
 // enter counts a request in flight; it reports false at the cap.
@@ -236,7 +237,7 @@ func (p *HTTPProxy) refuseBusy(w http.ResponseWriter, r *http.Request) {
 		defer ex.finish(false)
 		w = &tapWriter{ResponseWriter: w, ex: ex, conns: &p.conns, limit: p.maxMessage}
 	}
-	w.Header().Set("Retry-After", strconv.Itoa(int(RetryAfter/time.Second)))
+	w.Header().Set("Retry-After", strconv.Itoa(int(acphttp.RetryAfter/time.Second)))
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(http.StatusServiceUnavailable)
 	fmt.Fprintf(w, "acpscope: requests in flight at the --max-in-flight cap (%d); retry later or raise --max-in-flight\n", p.maxInFlight)

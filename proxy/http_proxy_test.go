@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpscope/acpscope/internal/acphttp"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -66,7 +67,7 @@ func TestHTTPProxyRFD(t *testing.T) {
 			auth := map[string]string{"Authorization": "Bearer s3cret-token"}
 			resp := post(t, c, base+"/acp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, auth)
 			initBody := readAll(t, resp.Body)
-			if resp.StatusCode != 200 || resp.Header.Get(HeaderConnectionID) != "conn-1" {
+			if resp.StatusCode != 200 || resp.Header.Get(acphttp.HeaderConnectionID) != "conn-1" {
 				t.Fatalf("initialize: %d %v", resp.StatusCode, resp.Header)
 			}
 			if initBody != up.sentOn("POST initialize") {
@@ -75,10 +76,10 @@ func TestHTTPProxyRFD(t *testing.T) {
 			if resp.ProtoMajor != wantProto(proto) {
 				t.Errorf("client spoke HTTP/%d, want %d", resp.ProtoMajor, wantProto(proto))
 			}
-			conn := map[string]string{HeaderConnectionID: "conn-1"}
+			conn := map[string]string{acphttp.HeaderConnectionID: "conn-1"}
 			req, _ := http.NewRequest(http.MethodGet, base+"/acp", nil)
 			req.Header.Set("Accept", "text/event-stream")
-			req.Header.Set(HeaderConnectionID, "conn-1")
+			req.Header.Set(acphttp.HeaderConnectionID, "conn-1")
 			stream, err := c.Do(req)
 			if err != nil || stream.StatusCode != 200 {
 				t.Fatalf("GET stream: %v %v", err, stream)
@@ -93,7 +94,7 @@ func TestHTTPProxyRFD(t *testing.T) {
 			resp.Body.Close()
 			time.Sleep(50 * time.Millisecond) // let the event pass before the stream ends
 			del, _ := http.NewRequest(http.MethodDelete, base+"/acp", nil)
-			del.Header.Set(HeaderConnectionID, "conn-1")
+			del.Header.Set(acphttp.HeaderConnectionID, "conn-1")
 			if resp, err := c.Do(del); err != nil || resp.StatusCode != http.StatusAccepted {
 				t.Fatalf("DELETE: %v %v", err, resp)
 			}
@@ -155,8 +156,8 @@ func TestHTTPProxyGoose(t *testing.T) {
 			if got := readAll(t, resp.Body); got != up.sentOn("POST 1") {
 				t.Fatalf("POST 1 bytes: got %q, sent %q", got, up.sentOn("POST 1"))
 			}
-			sid := resp.Header.Get(HeaderSessionID)
-			resp = post(t, c, base+"/goose", `{"jsonrpc":"2.0","id":2,"method":"session/new"}`, map[string]string{HeaderSessionID: sid})
+			sid := resp.Header.Get(acphttp.HeaderSessionID)
+			resp = post(t, c, base+"/goose", `{"jsonrpc":"2.0","id":2,"method":"session/new"}`, map[string]string{acphttp.HeaderSessionID: sid})
 			if got := readAll(t, resp.Body); got != up.sentOn("POST 2") {
 				t.Fatalf("POST 2 bytes: got %q, sent %q", got, up.sentOn("POST 2"))
 			}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/acpscope/acpscope/internal/acphttp"
 )
 
 // fakeUpstream plays three server dialects on three paths and keeps every
@@ -80,12 +82,12 @@ func (u *fakeUpstream) rfd(w http.ResponseWriter, r *http.Request) {
 		id := idOf(string(body))
 		if strings.Contains(string(body), `"initialize"`) {
 			w.Header().Set("Content-Type", "application/json")
-			w.Header().Set(HeaderConnectionID, "conn-1")
+			w.Header().Set(acphttp.HeaderConnectionID, "conn-1")
 			w.Header().Add("Set-Cookie", "sticky=node-7; Path=/")
 			u.write(w, "POST initialize", `{"jsonrpc":"2.0","id":`+id+`,"result":{"protocolVersion":1}}`)
 			return
 		}
-		if r.Header.Get(HeaderConnectionID) != "conn-1" || r.Header.Get("Cookie") != "sticky=node-7" {
+		if r.Header.Get(acphttp.HeaderConnectionID) != "conn-1" || r.Header.Get("Cookie") != "sticky=node-7" {
 			http.Error(w, "unknown connection", http.StatusNotFound)
 			return
 		}
@@ -96,11 +98,11 @@ func (u *fakeUpstream) rfd(w http.ResponseWriter, r *http.Request) {
 			u.queue <- `{"jsonrpc":"2.0",` + "\r\n" + `"id":` + id + `,"result":{"sessionId":"s1"}}`
 		}
 	case http.MethodGet:
-		if r.Header.Get(HeaderConnectionID) != "conn-1" {
+		if r.Header.Get(acphttp.HeaderConnectionID) != "conn-1" {
 			w.WriteHeader(http.StatusBadRequest)
 			return
 		}
-		if r.Header.Get(HeaderSessionID) != "" {
+		if r.Header.Get(acphttp.HeaderSessionID) != "" {
 			http.Error(w, "no session streams here", http.StatusNotFound)
 			return
 		}
@@ -138,7 +140,7 @@ func (u *fakeUpstream) goose(w http.ResponseWriter, r *http.Request) {
 	key := fmt.Sprintf("POST %d", u.posts)
 	u.mu.Unlock()
 	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set(HeaderSessionID, "goose-sess")
+	w.Header().Set(acphttp.HeaderSessionID, "goose-sess")
 	u.write(w, key, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notice\"}\n\n")
 	u.write(w, key, "event: message\ndata: {\"jsonrpc\":\"2.0\",\n")
 	u.write(w, key, "data: \"id\":"+id+",\"result\":{}}\n\n")

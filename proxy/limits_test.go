@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpscope/acpscope/internal/acphttp"
 	"github.com/gorilla/websocket"
 )
 
@@ -79,7 +80,7 @@ func TestServeMessageTooBig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, text := postBody(t, f.c, f.url, notification(tt.size), tt.sized, HeaderConnectionID, conn)
+			code, text := postBody(t, f.c, f.url, notification(tt.size), tt.sized, acphttp.HeaderConnectionID, conn)
 			if code != tt.want || !strings.Contains(text, tt.text) {
 				t.Fatalf("%d %q, want %d %q", code, text, tt.want, tt.text)
 			}

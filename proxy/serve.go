@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/agent"
+	"github.com/acpscope/acpscope/internal/acphttp"
 	"github.com/acpscope/acpscope/internal/door"
 	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/acpscope/acpscope/wire"
@@ -56,7 +57,7 @@ type ServeOptions struct {
 	// os.Stderr).
 	Stderr io.Writer
 	// MaxMessageSize bounds a POST body or WebSocket message (0 means
-	// DefaultMaxMessageSize): a longer one gets 413 or a 1009 close.
+	// acphttp.DefaultMaxMessageSize): a longer one gets 413 or a 1009 close.
 	MaxMessageSize int64
 	// MaxConns caps open connections, each an agent process (0 means
 	// DefaultMaxConns, negative means no cap): initialize beyond it gets
@@ -87,7 +88,7 @@ type ServeOptions struct {
 type Server struct {
 	opts     ServeOptions
 	guard    *door.Guard
-	nums     connTable
+	nums     acphttp.ConnTable
 	upgrader websocket.Upgrader
 
 	mu      sync.Mutex
@@ -114,7 +115,7 @@ func NewServer(opts ServeOptions) (*Server, error) {
 		opts.Stderr = os.Stderr
 	}
 	if opts.MaxMessageSize <= 0 {
-		opts.MaxMessageSize = DefaultMaxMessageSize
+		opts.MaxMessageSize = acphttp.DefaultMaxMessageSize
 	}
 	if opts.MaxConns == 0 {
 		opts.MaxConns = DefaultMaxConns
@@ -180,7 +181,7 @@ func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
 	h := w.Header()
 	h.Set("Access-Control-Allow-Origin", origin)
 	h.Set("Access-Control-Allow-Credentials", "true")
-	h.Set("Access-Control-Expose-Headers", HeaderConnectionID+", "+HeaderSessionID)
+	h.Set("Access-Control-Expose-Headers", acphttp.HeaderConnectionID+", "+acphttp.HeaderSessionID)
 	h.Add("Vary", "Origin")
 	if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {
 		return false
@@ -219,17 +220,17 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, conn uint32, sta
 func (s *Server) envelope(r *http.Request, stream string, status int, h http.Header) *wire.Envelope {
 	env := &wire.Envelope{
 		Method: r.Method, Path: r.URL.Path, Proto: r.Proto, Status: status, Stream: stream,
-		ConnectionID: r.Header.Get(HeaderConnectionID), SessionID: r.Header.Get(HeaderSessionID),
+		ConnectionID: r.Header.Get(acphttp.HeaderConnectionID), SessionID: r.Header.Get(acphttp.HeaderSessionID),
 	}
 	switch {
 	case h == nil:
 	case stream == wire.StreamPOST:
-		env.Headers = envelopeHeaders(h)
+		env.Headers = acphttp.EnvelopeHeaders(h)
 	default:
-		env.Headers = responseHeaders(h, r.Header)
+		env.Headers = acphttp.ResponseHeaders(h, r.Header)
 	}
 	if env.ConnectionID == "" && h != nil {
-		env.ConnectionID = h.Get(HeaderConnectionID)
+		env.ConnectionID = h.Get(acphttp.HeaderConnectionID)
 	}
 	return env
 }

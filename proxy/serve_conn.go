@@ -79,7 +79,7 @@ func (s *Server) startConn(ws func([]byte) error) (*serveConn, error) {
 	}
 	gate := newOrderGate()
 	c := &serveConn{
-		id: newConnID(), num: s.nums.fresh(), srv: s, agent: a, gate: gate,
+		id: newConnID(), num: s.nums.Fresh(), srv: s, agent: a, gate: gate,
 		conn: newOutStream(s.opts.StreamBuffer, gate), sessions: map[string]*outStream{},
 		routes: map[string]string{}, agentReqs: map[string]string{},
 		loads: map[string]string{}, awaited: map[string]*awaitedSession{},

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acpscope/acpscope/internal/acphttp"
 	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/acpscope/acpscope/wire"
 )
@@ -20,14 +21,14 @@ const DefaultDisconnectGrace = 10 * time.Second
 // servePOST carries one client message to the agent (RFD "POST /acp"),
 // then gives a big body's memory back.
 func (s *Server) servePOST(w http.ResponseWriter, r *http.Request) {
-	releaseMemory(s.handlePOST(w, r))
+	acphttp.ReleaseMemory(s.handlePOST(w, r))
 }
 
 // handlePOST does servePOST's work and returns the body's size. The body
 // is read once, into a buffer of its size, and handed to the capture as
 // it is: the only copy is the agent's.
 func (s *Server) handlePOST(w http.ResponseWriter, r *http.Request) int {
-	connID := r.Header.Get(HeaderConnectionID)
+	connID := r.Header.Get(acphttp.HeaderConnectionID)
 	c := s.lookup(connID)
 	num := uint32(0)
 	if c != nil {
@@ -35,10 +36,10 @@ func (s *Server) handlePOST(w http.ResponseWriter, r *http.Request) int {
 		c.hold() // a slow upload is not idleness
 		defer c.unhold()
 	}
-	body, err := readBody(r, s.opts.MaxMessageSize)
+	body, err := acphttp.ReadBody(r, s.opts.MaxMessageSize)
 	switch {
-	case errors.Is(err, errTooBig):
-		s.answer(w, r, num, http.StatusRequestEntityTooLarge, tooBigText(r.ContentLength, s.opts.MaxMessageSize))
+	case errors.Is(err, acphttp.ErrTooBig):
+		s.answer(w, r, num, http.StatusRequestEntityTooLarge, acphttp.TooBigText(r.ContentLength, s.opts.MaxMessageSize))
 		if r.ContentLength > 0 {
 			return 0 // refused unread
 		}
@@ -70,7 +71,7 @@ func (s *Server) recordPOST(conn uint32, r *http.Request, body []byte, flags wir
 // deliver answers a POST that is not initialize: refused, or sent to the
 // agent with 202.
 func (s *Server) deliver(w http.ResponseWriter, r *http.Request, c *serveConn, body []byte, m *wire.Message) {
-	connID := r.Header.Get(HeaderConnectionID)
+	connID := r.Header.Get(acphttp.HeaderConnectionID)
 	num := uint32(0)
 	if c != nil {
 		num = c.num
@@ -82,7 +83,7 @@ func (s *Server) deliver(w http.ResponseWriter, r *http.Request, c *serveConn, b
 		s.answer(w, r, num, http.StatusBadRequest, "missing Acp-Connection-Id header; POST initialize first to get one")
 	case c == nil:
 		s.answer(w, r, num, http.StatusNotFound, "unknown Acp-Connection-Id "+connID+"; the connection has ended, POST initialize again")
-	case r.Header.Get(HeaderSessionID) == "" && c.sessionScoped(m) != "":
+	case r.Header.Get(acphttp.HeaderSessionID) == "" && c.sessionScoped(m) != "":
 		s.answer(w, r, num, http.StatusBadRequest, "session-scoped message without Acp-Session-Id header (session "+c.sessionScoped(m)+")")
 	default:
 		c.noteClientMessage(m)
@@ -142,7 +143,7 @@ func (s *Server) initialize(w http.ResponseWriter, r *http.Request, body []byte,
 		}
 		h := w.Header()
 		h.Set("Content-Type", "application/json")
-		h.Set(HeaderConnectionID, c.id)
+		h.Set(acphttp.HeaderConnectionID, c.id)
 		setConnCookie(h, c.id)
 		w.WriteHeader(http.StatusOK)
 		w.Write(msg)
@@ -154,7 +155,7 @@ func (s *Server) initialize(w http.ResponseWriter, r *http.Request, body []byte,
 
 // serveGET opens the connection-scoped or a session-scoped SSE stream.
 func (s *Server) serveGET(w http.ResponseWriter, r *http.Request) {
-	connID, sid := r.Header.Get(HeaderConnectionID), r.Header.Get(HeaderSessionID)
+	connID, sid := r.Header.Get(acphttp.HeaderConnectionID), r.Header.Get(acphttp.HeaderSessionID)
 	c := s.lookup(connID)
 	num := uint32(0)
 	if c != nil {
@@ -250,7 +251,7 @@ func (c *serveConn) closeUnlessReopened(grace time.Duration) {
 
 // serveDELETE ends a connection and its agent.
 func (s *Server) serveDELETE(w http.ResponseWriter, r *http.Request) {
-	connID := r.Header.Get(HeaderConnectionID)
+	connID := r.Header.Get(acphttp.HeaderConnectionID)
 	if connID == "" {
 		s.answer(w, r, 0, http.StatusBadRequest, "missing Acp-Connection-Id header")
 		return

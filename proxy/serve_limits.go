@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/acpscope/acpscope/internal/acphttp"
 )
 
 // DefaultMaxConns caps serve's connections, which is its agent processes:
@@ -55,7 +57,7 @@ func (s *Server) Agents() int {
 // refuseFull answers an initialize or WebSocket beyond the cap, or one
 // that came while serve shuts down.
 func (s *Server) refuseFull(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Retry-After", strconv.Itoa(int(RetryAfter/time.Second)))
+	w.Header().Set("Retry-After", strconv.Itoa(int(acphttp.RetryAfter/time.Second)))
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()

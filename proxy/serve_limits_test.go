@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/agent"
+	"github.com/acpscope/acpscope/internal/acphttp"
 	"github.com/acpscope/acpscope/internal/testkit"
 	"github.com/gorilla/websocket"
 )
@@ -178,7 +179,7 @@ func TestServeIdleSparesLiveConnections(t *testing.T) {
 	go func() { // uploader: ends when the POST is answered
 		req, _ := http.NewRequest(http.MethodPost, f.url, body)
 		req.Header.Set("Content-Type", ctJSON)
-		req.Header.Set(HeaderConnectionID, uploading)
+		req.Header.Set(acphttp.HeaderConnectionID, uploading)
 		resp, err := f.c.Do(req)
 		if err != nil {
 			posted <- 0
@@ -226,7 +227,7 @@ func TestServeConnectionCap(t *testing.T) {
 	if f.srv.Agents() != 2 {
 		t.Fatalf("%d agents running, want the cap, 2", f.srv.Agents())
 	}
-	resp2 := f.do(t, "DELETE", "", HeaderConnectionID, first)
+	resp2 := f.do(t, "DELETE", "", acphttp.HeaderConnectionID, first)
 	readAll(t, resp2.Body)
 	waitLong(t, "the deleted connection's agent gone", func() bool { return f.srv.Agents() == 1 })
 	f.initialize(t)
@@ -243,9 +244,9 @@ func TestServeNoWarningAfterDelete(t *testing.T) {
 	var stderr testkit.Buffer
 	f := startServe(t, protoH1, func(o *ServeOptions) { o.Argv, o.Stderr = shAgent(late), &stderr })
 	conn := f.initialize2(t)
-	resp := f.do(t, "POST", `{"jsonrpc":"2.0","id":1,"method":"x/slow","params":{}}`, "Content-Type", ctJSON, HeaderConnectionID, conn)
+	resp := f.do(t, "POST", `{"jsonrpc":"2.0","id":1,"method":"x/slow","params":{}}`, "Content-Type", ctJSON, acphttp.HeaderConnectionID, conn)
 	readAll(t, resp.Body)
-	resp = f.do(t, "DELETE", "", HeaderConnectionID, conn)
+	resp = f.do(t, "DELETE", "", acphttp.HeaderConnectionID, conn)
 	readAll(t, resp.Body)
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("DELETE: %d", resp.StatusCode)
@@ -263,8 +264,8 @@ func TestServeNoWarningAfterDelete(t *testing.T) {
 func (f *serveFixture) initialize2(t *testing.T) string {
 	t.Helper()
 	code, body, h := postInit(t, f.c, f.url)
-	if code != http.StatusOK || h.Get(HeaderConnectionID) == "" {
+	if code != http.StatusOK || h.Get(acphttp.HeaderConnectionID) == "" {
 		t.Fatalf("initialize: %d %q", code, body)
 	}
-	return h.Get(HeaderConnectionID)
+	return h.Get(acphttp.HeaderConnectionID)
 }

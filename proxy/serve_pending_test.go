@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpscope/acpscope/internal/acphttp"
 	"github.com/acpscope/acpscope/internal/testkit"
 	"github.com/acpscope/acpscope/wire"
 )
@@ -25,9 +26,9 @@ type sseEvent struct {
 // out); the channel closes when the stream ends.
 func (f *serveFixture) openEvents(t *testing.T, connID, sessionID string) <-chan sseEvent {
 	t.Helper()
-	hv := []string{"Accept", "text/event-stream", HeaderConnectionID, connID}
+	hv := []string{"Accept", "text/event-stream", acphttp.HeaderConnectionID, connID}
 	if sessionID != "" {
-		hv = append(hv, HeaderSessionID, sessionID)
+		hv = append(hv, acphttp.HeaderSessionID, sessionID)
 	}
 	resp := f.do(t, "GET", "", hv...)
 	if resp.StatusCode != http.StatusOK {
@@ -135,12 +136,12 @@ func TestServeSessionStreamBeforeLoad(t *testing.T) {
 		o.Stderr = &warnings
 	})
 	conn := f.initialize(t)
-	hv := []string{"Content-Type", ctJSON, HeaderConnectionID, conn}
+	hv := []string{"Content-Type", ctJSON, acphttp.HeaderConnectionID, conn}
 	connEvents := f.openEvents(t, conn, "")
 
 	t.Run("load", func(t *testing.T) {
 		sess := f.openEvents(t, conn, "sess_old")
-		resp := f.do(t, "POST", loadBody(1, "sess_old", "/w"), append(hv, HeaderSessionID, "sess_old")...)
+		resp := f.do(t, "POST", loadBody(1, "sess_old", "/w"), append(hv, acphttp.HeaderSessionID, "sess_old")...)
 		if resp.StatusCode != http.StatusAccepted {
 			t.Fatalf("session/load: %d %s", resp.StatusCode, readAll(t, resp.Body))
 		}
@@ -161,7 +162,7 @@ func TestServeSessionStreamBeforeLoad(t *testing.T) {
 
 	t.Run("failed load", func(t *testing.T) {
 		sess := f.openEvents(t, conn, "sess_bad")
-		resp := f.do(t, "POST", loadBody(2, "sess_bad", "relative"), append(hv, HeaderSessionID, "sess_bad")...)
+		resp := f.do(t, "POST", loadBody(2, "sess_bad", "relative"), append(hv, acphttp.HeaderSessionID, "sess_bad")...)
 		if resp.StatusCode != http.StatusAccepted {
 			t.Fatalf("session/load: %d", resp.StatusCode)
 		}
@@ -193,7 +194,7 @@ func TestServeSessionStreamBeforeLoad(t *testing.T) {
 		for i := 0; i < maxAwaitedSessions; i++ {
 			f.openEvents(t, conn, "sess_wait_"+strconv.Itoa(i))
 		}
-		resp := f.do(t, "GET", "", "Accept", "text/event-stream", HeaderConnectionID, conn, HeaderSessionID, "sess_one_more")
+		resp := f.do(t, "GET", "", "Accept", "text/event-stream", acphttp.HeaderConnectionID, conn, acphttp.HeaderSessionID, "sess_one_more")
 		if body := readAll(t, resp.Body); resp.StatusCode != http.StatusNotFound {
 			t.Fatalf("GET beyond %d waiting streams: %d %q, want 404", maxAwaitedSessions, resp.StatusCode, body)
 		}

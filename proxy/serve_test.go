@@ -13,6 +13,7 @@ import (
 
 	"github.com/acpscope/acpscope/agent"
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/acphttp"
 	"github.com/acpscope/acpscope/internal/testkit"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gorilla/websocket"
@@ -86,7 +87,7 @@ func (f *serveFixture) initialize(t *testing.T) string {
 	t.Helper()
 	resp := f.do(t, "POST", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`, "Content-Type", ctJSON)
 	body := readAll(t, resp.Body)
-	id := resp.Header.Get(HeaderConnectionID)
+	id := resp.Header.Get(acphttp.HeaderConnectionID)
 	if resp.StatusCode != 200 || id == "" || !strings.Contains(body, `"protocolVersion":1`) {
 		t.Fatalf("initialize: %d %q %v", resp.StatusCode, body, resp.Header)
 	}
@@ -96,9 +97,9 @@ func (f *serveFixture) initialize(t *testing.T) string {
 // openStream opens a GET stream and returns a channel of its events' data.
 func (f *serveFixture) openStream(t *testing.T, connID, sessionID string) (<-chan string, *http.Response) {
 	t.Helper()
-	hv := []string{"Accept", "text/event-stream", HeaderConnectionID, connID}
+	hv := []string{"Accept", "text/event-stream", acphttp.HeaderConnectionID, connID}
 	if sessionID != "" {
-		hv = append(hv, HeaderSessionID, sessionID)
+		hv = append(hv, acphttp.HeaderSessionID, sessionID)
 	}
 	resp := f.do(t, "GET", "", hv...)
 	if resp.StatusCode != 200 {
@@ -147,7 +148,7 @@ func TestServeStatuses(t *testing.T) {
 	auth := []string{"Authorization", "Bearer tok"}
 	withAuth := func(hv ...string) []string { return append(append([]string{}, auth...), hv...) }
 	resp := f.do(t, "POST", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`, withAuth("Content-Type", ctJSON)...)
-	conn := resp.Header.Get(HeaderConnectionID)
+	conn := resp.Header.Get(acphttp.HeaderConnectionID)
 	readAll(t, resp.Body)
 	if resp.StatusCode != 200 || conn == "" {
 		t.Fatalf("initialize: %d", resp.StatusCode)
@@ -162,24 +163,24 @@ func TestServeStatuses(t *testing.T) {
 		hv                 []string
 		want               int
 	}{
-		{"no token", "POST", newSession, []string{"Content-Type", ctJSON, HeaderConnectionID, conn}, 401},
-		{"wrong token", "POST", newSession, []string{"Authorization", "Bearer nope", "Content-Type", ctJSON, HeaderConnectionID, conn}, 401},
-		{"cross origin", "POST", newSession, withAuth("Origin", "http://evil.example", "Content-Type", ctJSON, HeaderConnectionID, conn), 403},
-		{"not json", "POST", newSession, withAuth("Content-Type", "text/plain", HeaderConnectionID, conn), 415},
-		{"no content type", "POST", newSession, withAuth(HeaderConnectionID, conn), 415},
-		{"batch", "POST", "[" + newSession + "]", withAuth("Content-Type", ctJSON, HeaderConnectionID, conn), 501},
+		{"no token", "POST", newSession, []string{"Content-Type", ctJSON, acphttp.HeaderConnectionID, conn}, 401},
+		{"wrong token", "POST", newSession, []string{"Authorization", "Bearer nope", "Content-Type", ctJSON, acphttp.HeaderConnectionID, conn}, 401},
+		{"cross origin", "POST", newSession, withAuth("Origin", "http://evil.example", "Content-Type", ctJSON, acphttp.HeaderConnectionID, conn), 403},
+		{"not json", "POST", newSession, withAuth("Content-Type", "text/plain", acphttp.HeaderConnectionID, conn), 415},
+		{"no content type", "POST", newSession, withAuth(acphttp.HeaderConnectionID, conn), 415},
+		{"batch", "POST", "[" + newSession + "]", withAuth("Content-Type", ctJSON, acphttp.HeaderConnectionID, conn), 501},
 		{"no connection id", "POST", newSession, withAuth("Content-Type", ctJSON), 400},
-		{"unknown connection", "POST", newSession, withAuth("Content-Type", ctJSON, HeaderConnectionID, "nope"), 404},
-		{"session-scoped without session id", "POST", prompt, withAuth("Content-Type", ctJSON, HeaderConnectionID, conn), 400},
-		{"accepted", "POST", newSession, withAuth("Content-Type", "application/json; charset=utf-8", HeaderConnectionID, conn), 202},
-		{"GET without accept", "GET", "", withAuth(HeaderConnectionID, conn), 406},
+		{"unknown connection", "POST", newSession, withAuth("Content-Type", ctJSON, acphttp.HeaderConnectionID, "nope"), 404},
+		{"session-scoped without session id", "POST", prompt, withAuth("Content-Type", ctJSON, acphttp.HeaderConnectionID, conn), 400},
+		{"accepted", "POST", newSession, withAuth("Content-Type", "application/json; charset=utf-8", acphttp.HeaderConnectionID, conn), 202},
+		{"GET without accept", "GET", "", withAuth(acphttp.HeaderConnectionID, conn), 406},
 		{"GET without connection id", "GET", "", withAuth("Accept", "text/event-stream"), 400},
-		{"GET unknown connection", "GET", "", withAuth("Accept", "text/event-stream", HeaderConnectionID, "nope"), 404},
-		{"PUT", "PUT", "", withAuth(HeaderConnectionID, conn), 405},
+		{"GET unknown connection", "GET", "", withAuth("Accept", "text/event-stream", acphttp.HeaderConnectionID, "nope"), 404},
+		{"PUT", "PUT", "", withAuth(acphttp.HeaderConnectionID, conn), 405},
 		{"DELETE without id", "DELETE", "", auth, 400},
-		{"DELETE unknown", "DELETE", "", withAuth(HeaderConnectionID, "nope"), 404},
-		{"DELETE", "DELETE", "", withAuth(HeaderConnectionID, conn), 202},
-		{"after DELETE", "POST", newSession, withAuth("Content-Type", ctJSON, HeaderConnectionID, conn), 404},
+		{"DELETE unknown", "DELETE", "", withAuth(acphttp.HeaderConnectionID, "nope"), 404},
+		{"DELETE", "DELETE", "", withAuth(acphttp.HeaderConnectionID, conn), 202},
+		{"after DELETE", "POST", newSession, withAuth("Content-Type", ctJSON, acphttp.HeaderConnectionID, conn), 404},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -215,7 +216,7 @@ func TestServeSecondStream(t *testing.T) {
 	f := startServe(t, protoH1, nil)
 	conn := f.initialize(t)
 	f.openStream(t, conn, "")
-	resp := f.do(t, "GET", "", "Accept", "text/event-stream", HeaderConnectionID, conn)
+	resp := f.do(t, "GET", "", "Accept", "text/event-stream", acphttp.HeaderConnectionID, conn)
 	readAll(t, resp.Body)
 	if resp.StatusCode != http.StatusConflict {
 		t.Fatalf("second GET: %d, want 409", resp.StatusCode)
@@ -231,7 +232,7 @@ func TestServeRouting(t *testing.T) {
 		t.Run(string(proto), func(t *testing.T) {
 			f := startServe(t, proto, func(o *ServeOptions) { o.KeepAlive = 100 * time.Millisecond })
 			conn := f.initialize(t)
-			hv := []string{"Content-Type", ctJSON, HeaderConnectionID, conn}
+			hv := []string{"Content-Type", ctJSON, acphttp.HeaderConnectionID, conn}
 			resp := f.do(t, "POST", `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}`, hv...)
 			if resp.StatusCode != 202 {
 				t.Fatalf("session/new: %d", resp.StatusCode)
@@ -243,7 +244,7 @@ func TestServeRouting(t *testing.T) {
 			}
 			sessEvents, _ := f.openStream(t, conn, "sess-1")
 			resp = f.do(t, "POST", `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"sess-1","prompt":[]}}`,
-				append(hv, HeaderSessionID, "sess-1")...)
+				append(hv, acphttp.HeaderSessionID, "sess-1")...)
 			if resp.StatusCode != 202 {
 				t.Fatalf("prompt: %d", resp.StatusCode)
 			}
@@ -259,7 +260,7 @@ func TestServeRouting(t *testing.T) {
 			if e := next(t, connEvents); e != ": keep-alive" {
 				t.Fatalf("connection stream after the prompt: %q, want a keep-alive", e)
 			}
-			if resp := f.do(t, "DELETE", "", HeaderConnectionID, conn); resp.StatusCode != 202 {
+			if resp := f.do(t, "DELETE", "", acphttp.HeaderConnectionID, conn); resp.StatusCode != 202 {
 				t.Fatalf("DELETE: %d", resp.StatusCode)
 			}
 			for range connEvents {
@@ -297,7 +298,7 @@ func TestServeWebSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	if resp.Header.Get(HeaderConnectionID) == "" {
+	if resp.Header.Get(acphttp.HeaderConnectionID) == "" {
 		t.Fatalf("101 without Acp-Connection-Id: %v", resp.Header)
 	}
 	send := func(s string) { ws.WriteMessage(websocket.TextMessage, []byte(s)) }
@@ -395,7 +396,7 @@ func TestServeCORS(t *testing.T) {
 	}
 	resp = f.do(t, "POST", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`, "Origin", "http://app.example", "Content-Type", ctJSON)
 	readAll(t, resp.Body)
-	if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Access-Control-Expose-Headers"), HeaderConnectionID) {
+	if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Access-Control-Expose-Headers"), acphttp.HeaderConnectionID) {
 		t.Fatalf("allowed origin: %d %v", resp.StatusCode, resp.Header)
 	}
 	resp = f.do(t, "OPTIONS", "", "Origin", "http://evil.example", "Access-Control-Request-Method", "POST")

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acpscope/acpscope/internal/acphttp"
 	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gorilla/websocket"
@@ -26,7 +27,7 @@ type wsSink struct {
 // win) and closes the socket.
 func (k *wsSink) closeWith(code int, reason string) {
 	k.closeOnce.Do(func() {
-		k.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(wsControlWait))
+		k.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(acphttp.WSControlWait))
 		k.ws.Close()
 	})
 }
@@ -59,7 +60,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := http.Header{}
-	h.Set(HeaderConnectionID, c.id)
+	h.Set(acphttp.HeaderConnectionID, c.id)
 	setConnCookie(h, c.id)
 	ws, err := s.upgrader.Upgrade(w, r, h)
 	if err != nil {
@@ -90,7 +91,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	defer c.close()
 	for {
 		size, more := s.relayWS(c, ws, sink, env)
-		releaseMemory(size)
+		acphttp.ReleaseMemory(size)
 		if !more {
 			return
 		}
@@ -102,11 +103,11 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 // closes the socket with 1009 and a reason naming the limit and the flag,
 // recorded like any close.
 func (s *Server) relayWS(c *serveConn, ws *websocket.Conn, sink *wsSink, env func() *wire.Envelope) (int, bool) {
-	mt, msg, err := readMessage(ws, s.opts.MaxMessageSize)
+	mt, msg, err := acphttp.ReadMessage(ws, s.opts.MaxMessageSize)
 	switch {
-	case errors.Is(err, errTooBig):
-		reason := wsTooBigReason(s.opts.MaxMessageSize)
-		s.opts.Recorder.Frame(c.num, wire.DirAgent, tap.Now(), nil, 0, wsCloseEnv(env(), websocket.CloseMessageTooBig, reason))
+	case errors.Is(err, acphttp.ErrTooBig):
+		reason := acphttp.WSTooBigReason(s.opts.MaxMessageSize)
+		s.opts.Recorder.Frame(c.num, wire.DirAgent, tap.Now(), nil, 0, acphttp.WSCloseEnv(env(), websocket.CloseMessageTooBig, reason))
 		sink.closeWith(websocket.CloseMessageTooBig, reason)
 		return int(s.opts.MaxMessageSize), false
 	case err != nil:

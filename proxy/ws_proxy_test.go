@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpscope/acpscope/internal/acphttp"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gorilla/websocket"
 )
@@ -21,7 +22,7 @@ func wsEchoUpstream(t *testing.T) http.Handler {
 			http.Error(w, "no token", http.StatusUnauthorized)
 			return
 		}
-		c, err := up.Upgrade(w, r, http.Header{HeaderConnectionID: {"ws-conn-9"}})
+		c, err := up.Upgrade(w, r, http.Header{acphttp.HeaderConnectionID: {"ws-conn-9"}})
 		if err != nil {
 			return
 		}
@@ -61,7 +62,7 @@ func TestWebSocketProxy(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			if resp.Header.Get(HeaderConnectionID) != "ws-conn-9" {
+			if resp.Header.Get(acphttp.HeaderConnectionID) != "ws-conn-9" {
 				t.Errorf("101 lacks Acp-Connection-Id: %v", resp.Header)
 			}
 			expect := func(wantType int, want string) {

@@ -1,4 +1,4 @@
-package proxy
+package acphttp
 
 import (
 	"crypto/sha256"
@@ -8,19 +8,19 @@ import (
 	"sync"
 )
 
-// connTable numbers transport connections: one number per
+// ConnTable numbers transport connections: one number per
 // Acp-Connection-Id (or, in goose's single-header dialect, per
 // Acp-Session-Id used as the connection id), per WebSocket, and per
 // request that names no connection yet (an initialize), whose number is
 // bound to the id its response reveals. Numbers start at 1; 0 is stdio's.
-type connTable struct {
+type ConnTable struct {
 	mu   sync.Mutex
 	last uint32
 	byID map[string]uint32
 }
 
 // fresh returns a new connection number.
-func (t *connTable) fresh() uint32 {
+func (t *ConnTable) Fresh() uint32 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.last++
@@ -28,7 +28,7 @@ func (t *connTable) fresh() uint32 {
 }
 
 // lookup returns the number for id, making one when id is new.
-func (t *connTable) lookup(id string) uint32 {
+func (t *ConnTable) Lookup(id string) uint32 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if n, ok := t.byID[id]; ok {
@@ -43,7 +43,7 @@ func (t *connTable) lookup(id string) uint32 {
 }
 
 // bind makes id name conn, unless id already names a connection.
-func (t *connTable) bind(id string, conn uint32) {
+func (t *ConnTable) Bind(id string, conn uint32) {
 	if id == "" {
 		return
 	}
@@ -60,15 +60,15 @@ func (t *connTable) bind(id string, conn uint32) {
 // forRequest returns the connection a request belongs to: by its
 // Acp-Connection-Id, else by its Acp-Session-Id (goose's older dialect),
 // else a fresh number.
-func (t *connTable) forRequest(h http.Header) uint32 {
-	if id := connKey(h); id != "" {
-		return t.lookup(id)
+func (t *ConnTable) ForRequest(h http.Header) uint32 {
+	if id := ConnKey(h); id != "" {
+		return t.Lookup(id)
 	}
-	return t.fresh()
+	return t.Fresh()
 }
 
-// connKey is the header value that identifies a connection.
-func connKey(h http.Header) string {
+// ConnKey is the header value that identifies a connection.
+func ConnKey(h http.Header) string {
 	if id := h.Get(HeaderConnectionID); id != "" {
 		return id
 	}
@@ -91,8 +91,8 @@ var keptHeaders = []string{
 	"Sec-Websocket-Protocol", "Www-Authenticate", "Location", "Content-Encoding",
 }
 
-// envelopeHeaders picks the headers to store, credentials redacted.
-func envelopeHeaders(h http.Header) map[string]string {
+// EnvelopeHeaders picks the headers to store, credentials redacted.
+func EnvelopeHeaders(h http.Header) map[string]string {
 	var out map[string]string
 	put := func(name, value string) {
 		if out == nil {
@@ -117,12 +117,12 @@ func envelopeHeaders(h http.Header) map[string]string {
 	return out
 }
 
-// responseHeaders picks the headers of a response frame: the response's,
+// ResponseHeaders picks the headers of a response frame: the response's,
 // plus the request's that the response lacks (Accept, Last-Event-Id,
 // Authorization), since a GET or DELETE has no request frame of its own.
-func responseHeaders(resp, req http.Header) map[string]string {
-	out := envelopeHeaders(resp)
-	for k, v := range envelopeHeaders(req) {
+func ResponseHeaders(resp, req http.Header) map[string]string {
+	out := EnvelopeHeaders(resp)
+	for k, v := range EnvelopeHeaders(req) {
 		if _, ok := out[k]; !ok {
 			if out == nil {
 				out = map[string]string{}
@@ -133,7 +133,7 @@ func responseHeaders(resp, req http.Header) map[string]string {
 	return out
 }
 
-// redactHeader replaces credentials by a short fingerprint, so a reader
+// redactHeader replaces credentials by a short Fingerprint, so a reader
 // of a capture can tell whether two requests used the same token without
 // learning it. The scheme of Authorization and the names of cookies stay
 // visible.
@@ -141,16 +141,16 @@ func redactHeader(name, value string) string {
 	switch strings.ToLower(name) {
 	case "authorization", "proxy-authorization":
 		if scheme, cred, ok := strings.Cut(value, " "); ok {
-			return scheme + " " + fingerprint(cred)
+			return scheme + " " + Fingerprint(cred)
 		}
-		return fingerprint(value)
+		return Fingerprint(value)
 	case "cookie":
 		return redactCookies(value, false)
 	case "set-cookie":
 		return redactCookies(value, true)
 	case "sec-websocket-protocol":
 		// Subprotocols are a known place to smuggle tokens in browsers.
-		return fingerprint(value)
+		return Fingerprint(value)
 	}
 	return value
 }
@@ -165,13 +165,13 @@ func redactCookies(value string, setCookie bool) string {
 		if !ok || (setCookie && i > 0) {
 			continue
 		}
-		parts[i] = name + "=" + fingerprint(val)
+		parts[i] = name + "=" + Fingerprint(val)
 	}
 	return strings.Join(parts, ";")
 }
 
-// fingerprint returns "<redacted:sha256:XXXXXXXX>" for a secret.
-func fingerprint(secret string) string {
+// Fingerprint returns "<redacted:sha256:XXXXXXXX>" for a secret.
+func Fingerprint(secret string) string {
 	sum := sha256.Sum256([]byte(secret))
 	return "<redacted:sha256:" + hex.EncodeToString(sum[:4]) + ">"
 }

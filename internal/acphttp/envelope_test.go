@@ -1,4 +1,4 @@
-package proxy
+package acphttp
 
 import (
 	"net/http"
@@ -15,7 +15,7 @@ func TestEnvelopeHeadersRedact(t *testing.T) {
 	h.Set("Sec-Websocket-Protocol", "acp, token.secret5")
 	h.Set("Acp-Protocol-Version", "1")
 	h.Set("Last-Event-Id", "9")
-	got := envelopeHeaders(h)
+	got := EnvelopeHeaders(h)
 	for k, v := range got {
 		for _, s := range []string{"abc.def", "secret2", "secret3", "secret4", "secret5"} {
 			if strings.Contains(v, s) {
@@ -32,7 +32,7 @@ func TestEnvelopeHeadersRedact(t *testing.T) {
 	if got["acp-protocol-version"] != "1" || got["last-event-id"] != "9" {
 		t.Errorf("plain headers lost: %v", got)
 	}
-	if fingerprint("x") != fingerprint("x") || fingerprint("x") == fingerprint("y") {
+	if Fingerprint("x") != Fingerprint("x") || Fingerprint("x") == Fingerprint("y") {
 		t.Error("fingerprints must tell tokens apart and match equal ones")
 	}
 }

@@ -1,4 +1,4 @@
-package proxy
+package acphttp
 
 import (
 	"crypto/tls"
@@ -6,11 +6,11 @@ import (
 	"strings"
 )
 
-// newTransports returns the upstream transports: one for HTTP/1.1 (and
+// NewTransports returns the upstream transports: one for HTTP/1.1 (and
 // HTTP/2 negotiated over TLS), one for cleartext HTTP/2 with prior
 // knowledge, used when the client spoke h2c to us. Compression stays off
 // so the bytes the client receives are the bytes the upstream sent.
-func newTransports(insecure bool) (h1, h2c *http.Transport) {
+func NewTransports(insecure bool) (h1, h2c *http.Transport) {
 	base := baseTransport(insecure)
 	h1 = base.Clone()
 	var p1 http.Protocols
@@ -32,21 +32,21 @@ func baseTransport(insecure bool) *http.Transport {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.Proxy = nil
 	base.DisableCompression = true
-	base.TLSClientConfig = tlsClientConfig(insecure)
+	base.TLSClientConfig = TLSClientConfig(insecure)
 	base.ResponseHeaderTimeout = 0
 	return base
 }
 
-// tlsClientConfig is the upstream TLS configuration; insecure skips
+// TLSClientConfig is the upstream TLS configuration; insecure skips
 // certificate verification (--unsafe-upstream-insecure).
-func tlsClientConfig(insecure bool) *tls.Config {
+func TLSClientConfig(insecure bool) *tls.Config {
 	return &tls.Config{InsecureSkipVerify: insecure, MinVersion: tls.VersionTLS12}
 }
 
-// http1Transport speaks only HTTP/1.1, over TLS too: its ALPN offers
+// HTTP1Transport speaks only HTTP/1.1, over TLS too: its ALPN offers
 // nothing else. (A clone of a transport that has offered h2 keeps
 // offering it: Clone fixes the ALPN list first.)
-func http1Transport(insecure bool) *http.Transport {
+func HTTP1Transport(insecure bool) *http.Transport {
 	t := baseTransport(insecure)
 	t.TLSClientConfig.NextProtos = []string{"http/1.1"}
 	var p http.Protocols
@@ -55,11 +55,11 @@ func http1Transport(insecure bool) *http.Transport {
 	return t
 }
 
-// isJSON reports whether a Content-Type names JSON.
-func isJSON(contentType string) bool {
+// IsJSON reports whether a Content-Type names JSON.
+func IsJSON(contentType string) bool {
 	return strings.Contains(strings.ToLower(contentType), "json")
 }
 
-func isEventStream(contentType string) bool {
+func IsEventStream(contentType string) bool {
 	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(contentType)), "text/event-stream")
 }

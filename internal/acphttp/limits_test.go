@@ -1,4 +1,4 @@
-package proxy
+package acphttp
 
 import (
 	"errors"
@@ -34,8 +34,8 @@ func TestReadUpTo(t *testing.T) {
 			got, err := readUpTo(r, tt.limit)
 			switch {
 			case tt.wantTooBig:
-				if !errors.Is(err, errTooBig) || got != nil {
-					t.Fatalf("%d bytes, %v; want errTooBig", len(got), err)
+				if !errors.Is(err, ErrTooBig) || got != nil {
+					t.Fatalf("%d bytes, %v; want ErrTooBig", len(got), err)
 				}
 			case err != nil || string(got) != want:
 				t.Fatalf("%d bytes, %v; want the %d bytes sent", len(got), err, tt.size)

@@ -1,4 +1,4 @@
-package proxy
+package acphttp
 
 import (
 	"errors"
@@ -23,26 +23,26 @@ const DefaultMaxMessageSize = 256 << 20
 // RetryAfter is what a 503 for a full server asks clients to wait.
 const RetryAfter = 5 * time.Second
 
-// wsControlWait bounds how long a forwarded control frame (close, ping,
+// WSControlWait bounds how long a forwarded control frame (close, ping,
 // pong) may wait for the socket.
-const wsControlWait = 5 * time.Second
+const WSControlWait = 5 * time.Second
 
 // bigMessage is the size after which a handler gives the memory a
 // message took back to the OS once it is done with it, so RSS returns to
 // its baseline between huge messages rather than staying at the peak.
 const bigMessage = 16 << 20
 
-// errTooBig says a message is over the --max-message-size limit.
-var errTooBig = errors.New("message over the size limit")
+// ErrTooBig says a message is over the --max-message-size limit.
+var ErrTooBig = errors.New("message over the size limit")
 
-// readBody reads a POST body of at most limit bytes. A Content-Length
+// ReadBody reads a POST body of at most limit bytes. A Content-Length
 // over the limit is refused before anything is read; a body of unknown
 // length is refused as soon as it crosses the limit. A known length is
 // read into one buffer of that size, so a body never costs more than its
 // size (io.ReadAll's doubling would cost up to twice as much).
-func readBody(r *http.Request, limit int64) ([]byte, error) {
+func ReadBody(r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength > limit {
-		return nil, errTooBig
+		return nil, ErrTooBig
 	}
 	if r.ContentLength >= 0 {
 		buf := make([]byte, r.ContentLength)
@@ -52,30 +52,30 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 	return readUpTo(r.Body, limit)
 }
 
-// readUpTo reads r to EOF, or fails with errTooBig once more than limit
+// readUpTo reads r to EOF, or fails with ErrTooBig once more than limit
 // bytes have come.
 func readUpTo(r io.Reader, limit int64) ([]byte, error) {
-	var b bodyBuffer
+	var b BodyBuffer
 	for {
 		n, err := r.Read(b.room())
 		b.grew(n)
 		if int64(b.n) > limit {
-			return nil, errTooBig
+			return nil, ErrTooBig
 		}
 		if err == io.EOF {
-			return b.bytes(), nil
+			return b.Bytes(), nil
 		}
 		if err != nil {
-			return b.bytes(), err
+			return b.Bytes(), err
 		}
 	}
 }
 
-// bodyBuffer collects a body of unknown length in chunks of growing size:
+// BodyBuffer collects a body of unknown length in chunks of growing size:
 // growing never copies what it holds, so a body costs its size, not the
 // up to three times its size that doubling a slice leaves behind until a
 // collection. bytes joins the chunks once, at the end.
-type bodyBuffer struct {
+type BodyBuffer struct {
 	chunks [][]byte
 	n      int
 }
@@ -87,17 +87,17 @@ const (
 	maxChunk   = 4 << 20
 )
 
-// newBodyBuffer returns a buffer holding a body of size bytes in one
+// NewBodyBuffer returns a buffer holding a body of size bytes in one
 // chunk, without any copy at the end.
-func newBodyBuffer(size int) bodyBuffer {
-	return bodyBuffer{chunks: [][]byte{make([]byte, 0, size)}}
+func NewBodyBuffer(size int) BodyBuffer {
+	return BodyBuffer{chunks: [][]byte{make([]byte, 0, size)}}
 }
 
-func (b *bodyBuffer) len() int { return b.n }
+func (b *BodyBuffer) Len() int { return b.n }
 
 // room returns the free space of the last chunk, adding a chunk when it
 // is full; grew keeps what was put there.
-func (b *bodyBuffer) room() []byte {
+func (b *BodyBuffer) room() []byte {
 	last := len(b.chunks) - 1
 	if last < 0 || len(b.chunks[last]) == cap(b.chunks[last]) {
 		size := firstChunk
@@ -112,14 +112,14 @@ func (b *bodyBuffer) room() []byte {
 }
 
 // grew keeps the n bytes just put in room.
-func (b *bodyBuffer) grew(n int) {
+func (b *BodyBuffer) grew(n int) {
 	last := len(b.chunks) - 1
 	b.chunks[last] = b.chunks[last][:len(b.chunks[last])+n]
 	b.n += n
 }
 
 // write keeps a copy of p.
-func (b *bodyBuffer) write(p []byte) {
+func (b *BodyBuffer) Append(p []byte) {
 	for len(p) > 0 {
 		k := copy(b.room(), p)
 		b.grew(k)
@@ -132,9 +132,9 @@ func (b *bodyBuffer) write(p []byte) {
 // big body's chunks leaves them as garbage the size of the body; they
 // are collected at once, or the next big allocation (the capture's
 // commit) would come on top of them.
-func (b *bodyBuffer) bytes() []byte {
+func (b *BodyBuffer) Bytes() []byte {
 	chunks := b.chunks
-	*b = bodyBuffer{}
+	*b = BodyBuffer{}
 	if len(chunks) == 1 && len(chunks[0]) == cap(chunks[0]) {
 		return chunks[0]
 	}
@@ -147,15 +147,15 @@ func (b *bodyBuffer) bytes() []byte {
 		out = append(out, c...)
 		chunks[i] = nil
 	}
-	releaseMemory(n)
+	ReleaseMemory(n)
 	return out
 }
 
-// readMessage reads one WebSocket message of at most limit bytes; a
-// longer one fails with errTooBig once limit bytes have been read. The
+// ReadMessage reads one WebSocket message of at most limit bytes; a
+// longer one fails with ErrTooBig once limit bytes have been read. The
 // library's own read limit is not used: it closes with 1009 and no reason,
 // where the peer must learn the limit and the flag.
-func readMessage(ws *websocket.Conn, limit int64) (int, []byte, error) {
+func ReadMessage(ws *websocket.Conn, limit int64) (int, []byte, error) {
 	mt, r, err := ws.NextReader()
 	if err != nil {
 		return mt, nil, err
@@ -177,9 +177,9 @@ func sizeText(n int64) string {
 	return strconv.FormatInt(n, 10) + " bytes"
 }
 
-// tooBigText is the 413's body: the size when known, the limit and the
+// TooBigText is the 413's body: the size when known, the limit and the
 // flag that raises it.
-func tooBigText(size, limit int64) string {
+func TooBigText(size, limit int64) string {
 	what := "the message is"
 	if size > 0 {
 		what = fmt.Sprintf("the message (%d bytes) is", size)
@@ -188,21 +188,21 @@ func tooBigText(size, limit int64) string {
 		what, sizeText(limit), sizeText(2*limit))
 }
 
-// wsTooBigReason is the reason of a 1009 close; it must fit the 123 bytes
+// WSTooBigReason is the reason of a 1009 close; it must fit the 123 bytes
 // a close frame allows.
-func wsTooBigReason(limit int64) string {
+func WSTooBigReason(limit int64) string {
 	return "message over the " + sizeText(limit) + " limit; raise acpscope's --max-message-size"
 }
 
-// wsCloseEnv adds the "ws-close" header of a recorded close to env.
-func wsCloseEnv(env *wire.Envelope, code int, reason string) *wire.Envelope {
+// WSCloseEnv adds the "ws-close" header of a recorded close to env.
+func WSCloseEnv(env *wire.Envelope, code int, reason string) *wire.Envelope {
 	env.Headers = map[string]string{"ws-close": strconv.Itoa(code) + " " + reason}
 	return env
 }
 
-// releaseMemory gives a big message's memory back to the OS once the
+// ReleaseMemory gives a big message's memory back to the OS once the
 // handler has dropped it (the capture does the same after its commit).
-func releaseMemory(size int) {
+func ReleaseMemory(size int) {
 	if size > bigMessage {
 		debug.FreeOSMemory()
 	}
