@@ -4,14 +4,16 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/acpscope/acpscope/internal/testkit/netkit"
 )
 
 // TestConnectNeverConnected checks what connect says when it never got a
 // connection: no server at the address, or a path that is not the
 // endpoint. Nothing was lost, so there is no advice to restart the agent.
 func TestConnectNeverConnected(t *testing.T) {
-	f := startServe(t, protoH1, nil)
-	down := "127.0.0.1:" + strings.Split(freeAddr(t), ":")[1]
+	f := startServe(t, netkit.H1, nil)
+	down := "127.0.0.1:" + strings.Split(netkit.FreeAddr(t), ":")[1]
 	host := strings.TrimPrefix(f.http.URL, "http://")
 	const initialize = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`
 	tests := []struct {

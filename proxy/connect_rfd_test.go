@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/internal/testkit"
+	"github.com/acpscope/acpscope/internal/testkit/netkit"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -21,7 +22,7 @@ type connectRun struct {
 	stdin *io.PipeWriter
 	lines chan string // stdout, one message per line
 	done  chan error
-	rec   *memRecorder
+	rec   *netkit.Recorder
 	info  *testkit.Buffer
 }
 
@@ -30,7 +31,7 @@ func startConnect(t *testing.T, co ConnectOptions) *connectRun {
 	stdinR, stdinW := io.Pipe()
 	stdoutR, stdoutW := io.Pipe()
 	r := &connectRun{stdin: stdinW, lines: make(chan string, 1024), done: make(chan error, 1),
-		rec: &memRecorder{}, info: &testkit.Buffer{}}
+		rec: &netkit.Recorder{}, info: &testkit.Buffer{}}
 	co.Stdin, co.Stdout, co.Recorder = stdinR, stdoutW, r.rec
 	co.Info = func(s string) { r.info.Write([]byte(s + "\n")) }
 	go func() { // connect: ends when stdin closes or the server is lost
@@ -67,7 +68,7 @@ func (r *connectRun) until(t *testing.T, id int) []string {
 	t.Helper()
 	want := `"id":` + strconv.Itoa(id) + `,`
 	var got []string
-	timeout := time.After(condWait)
+	timeout := time.After(netkit.CondWait)
 	for {
 		select {
 		case line, ok := <-r.lines:
@@ -79,7 +80,7 @@ func (r *connectRun) until(t *testing.T, id int) []string {
 				return got
 			}
 		case <-timeout:
-			t.Fatalf("no answer to %d within %v; got %q", id, condWait, got)
+			t.Fatalf("no answer to %d within %v; got %q", id, netkit.CondWait, got)
 		}
 	}
 }
@@ -100,7 +101,7 @@ func (r *connectRun) finish(t *testing.T) {
 // POSTs the load, so every replayed history reaches stdout before the
 // load's answer.
 func TestConnectLoadHistoryFirst(t *testing.T) {
-	f := startServe(t, protoH2C, func(o *ServeOptions) { o.Argv = []string{demoAgent(t)} })
+	f := startServe(t, netkit.H2C, func(o *ServeOptions) { o.Argv = []string{demoAgent(t)} })
 	r := startConnect(t, ConnectOptions{URL: f.url})
 	r.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`)
 	r.until(t, 0)
@@ -129,17 +130,17 @@ func TestConnectLoadHistoryFirst(t *testing.T) {
 func TestConnectHTTPVersion(t *testing.T) {
 	tests := []struct {
 		name   string
-		server protocol
+		server netkit.Proto
 		opts   ConnectOptions
 		want   string // the version, and the reason connect gives
 		why    string
 	}{
-		{"h2c server", protoH2C, ConnectOptions{}, "HTTP/2.0", "cleartext HTTP/2 with prior knowledge"},
-		{"HTTP/1.1-only server", protoH1, ConnectOptions{}, "HTTP/1.1", "does not speak cleartext HTTP/2"},
-		{"h2c server, --http1", protoH2C, ConnectOptions{HTTP1: true}, "HTTP/1.1", "--http1"},
-		{"h2c server, --h2c", protoH2C, ConnectOptions{H2C: true}, "HTTP/2.0", "--h2c"},
-		{"TLS server", protoTLS, ConnectOptions{UnsafeInsecure: true}, "HTTP/2.0", "negotiated through TLS"},
-		{"TLS server, --http1", protoTLS, ConnectOptions{UnsafeInsecure: true, HTTP1: true}, "HTTP/1.1", "--http1"},
+		{"h2c server", netkit.H2C, ConnectOptions{}, "HTTP/2.0", "cleartext HTTP/2 with prior knowledge"},
+		{"HTTP/1.1-only server", netkit.H1, ConnectOptions{}, "HTTP/1.1", "does not speak cleartext HTTP/2"},
+		{"h2c server, --http1", netkit.H2C, ConnectOptions{HTTP1: true}, "HTTP/1.1", "--http1"},
+		{"h2c server, --h2c", netkit.H2C, ConnectOptions{H2C: true}, "HTTP/2.0", "--h2c"},
+		{"TLS server", netkit.TLS, ConnectOptions{UnsafeInsecure: true}, "HTTP/2.0", "negotiated through TLS"},
+		{"TLS server, --http1", netkit.TLS, ConnectOptions{UnsafeInsecure: true, HTTP1: true}, "HTTP/1.1", "--http1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -158,7 +159,7 @@ func TestConnectHTTPVersion(t *testing.T) {
 			if info := r.info.String(); !strings.Contains(info, "acpscope connect: "+tt.want+" to ") || !strings.Contains(info, tt.why) {
 				t.Errorf("connect said %q; want %s and %q", info, tt.want, tt.why)
 			}
-			frames := r.rec.all()
+			frames := r.rec.All()
 			if len(frames) < 6 {
 				t.Fatalf("%d frames recorded", len(frames))
 			}
@@ -178,7 +179,7 @@ func TestConnectHTTPVersion(t *testing.T) {
 // HTTP/1.1-only server is no ACP request: the endpoint's first request
 // is the initialize POST, and serve records nothing of the probe.
 func TestConnectH2CProbeQuiet(t *testing.T) {
-	rec := &memRecorder{}
+	rec := &netkit.Recorder{}
 	srv, err := NewServer(ServeOptions{Argv: agentArgv("acp"), KeepAlive: -1, Stderr: io.Discard, Recorder: rec})
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +187,7 @@ func TestConnectH2CProbeQuiet(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 	var mu sync.Mutex
 	var seen []string
-	hs := startServer(t, protoH1, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	hs := netkit.StartServer(t, netkit.H1, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		seen = append(seen, r.Method+" "+r.URL.Path+" "+r.Proto)
 		mu.Unlock()
@@ -207,7 +208,7 @@ func TestConnectH2CProbeQuiet(t *testing.T) {
 	if len(seen) == len(endpoint) || len(endpoint) == 0 || endpoint[0] != "POST /acp HTTP/1.1" {
 		t.Fatalf("the server's handler saw %v; want the probe off the endpoint, then the initialize POST", seen)
 	}
-	for _, f := range rec.all() {
+	for _, f := range rec.All() {
 		if f.Env.Method != "POST" && f.Env.Method != "GET" && f.Env.Method != "DELETE" {
 			t.Errorf("serve recorded the probe: %+v", f)
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/acpscope/acpscope/agent"
 	"github.com/acpscope/acpscope/internal/demo"
 	"github.com/acpscope/acpscope/internal/testkit"
+	"github.com/acpscope/acpscope/internal/testkit/netkit"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -60,7 +61,7 @@ func conversation(t *testing.T, co ConnectOptions, opts demo.ClientOptions) (dem
 	toConnect, clientOut := io.Pipe()  // client → connect's stdin
 	clientIn, fromConnect := io.Pipe() // connect's stdout → client
 	var sent, got testkit.Buffer
-	rec := &memRecorder{}
+	rec := &netkit.Recorder{}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
@@ -79,7 +80,7 @@ func conversation(t *testing.T, co ConnectOptions, opts demo.ClientOptions) (dem
 		t.Fatalf("connect: %v", err)
 	}
 	var fromClient, toClient []string
-	for _, f := range rec.all() {
+	for _, f := range rec.All() {
 		switch {
 		case f.Env.Stream == "http" || f.Flags != 0:
 		case f.Dir == wire.DirClient:
@@ -135,14 +136,14 @@ func TestConnectServe(t *testing.T) {
 	opts := demo.ClientOptions{Cancel: true, Load: true, Sessions: 2, Grace: 5 * time.Second}
 	tests := []struct {
 		name   string
-		proto  protocol
+		proto  netkit.Proto
 		scheme string
 	}{
-		{"http h1", protoH1, "http"},
-		{"http h2c", protoH2C, "http"},
-		{"https h2", protoTLS, "https"},
-		{"websocket", protoH1, "ws"},
-		{"websocket tls", protoTLS, "wss"},
+		{"http h1", netkit.H1, "http"},
+		{"http h2c", netkit.H2C, "http"},
+		{"https h2", netkit.TLS, "https"},
+		{"websocket", netkit.H1, "ws"},
+		{"websocket tls", netkit.TLS, "wss"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -152,7 +153,7 @@ func TestConnectServe(t *testing.T) {
 				o.Agent.Env = append(os.Environ(), "ACPSCOPE_TEE_DIR="+tee)
 			})
 			url := tt.scheme + f.url[strings.Index(f.url, ":"):]
-			co := ConnectOptions{URL: url, H2C: tt.proto == protoH2C, UnsafeInsecure: tt.proto == protoTLS}
+			co := ConnectOptions{URL: url, H2C: tt.proto == netkit.H2C, UnsafeInsecure: tt.proto == netkit.TLS}
 			sum, sent, got := conversation(t, co, opts)
 			if len(sum.Sessions) != 2 || len(sum.Sessions[0].Turns) == 0 {
 				t.Fatalf("conversation incomplete: %+v", sum)
@@ -168,8 +169,8 @@ func TestConnectServe(t *testing.T) {
 			if !reflect.DeepEqual(sortedLines(got), sortedLines(agentOut)) {
 				t.Errorf("client received other lines than the agent wrote")
 			}
-			if got := int(f.proto.Load()); tt.scheme[0] == 'h' && got != wantProto(tt.proto) {
-				t.Errorf("connect spoke HTTP/%d, want %d", got, wantProto(tt.proto))
+			if got := int(f.proto.Load()); tt.scheme[0] == 'h' && got != netkit.WantProto(tt.proto) {
+				t.Errorf("connect spoke HTTP/%d, want %d", got, netkit.WantProto(tt.proto))
 			}
 		})
 	}
@@ -191,7 +192,7 @@ func TestConnectServeDirect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := startServe(t, protoH1, func(o *ServeOptions) { o.Argv = []string{demoAgent(t)} })
+	f := startServe(t, netkit.H1, func(o *ServeOptions) { o.Argv = []string{demoAgent(t)} })
 	bridged, _, _ := conversation(t, ConnectOptions{URL: f.url}, opts)
 	if !reflect.DeepEqual(direct, bridged) {
 		t.Fatalf("bridged conversation differs:\n direct %+v\nbridged %+v", direct, bridged)
@@ -201,7 +202,7 @@ func TestConnectServeDirect(t *testing.T) {
 // TestConnectLost checks that connect ends with ErrConnectionLost when
 // the server goes away, and fails clearly when it refuses the token.
 func TestConnectLost(t *testing.T) {
-	f := startServe(t, protoH1, func(o *ServeOptions) { o.AuthToken = "tok" })
+	f := startServe(t, netkit.H1, func(o *ServeOptions) { o.AuthToken = "tok" })
 	_, err := connectOnce(f.url, "bad", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`)
 	if err != nil {
 		t.Fatalf("a refused request is answered, not fatal: %v", err)
@@ -252,8 +253,8 @@ func firstDiff(want, got []byte) string {
 // TestConnectGoose runs connect against goose's older dialect: SSE
 // answered on each POST, Acp-Session-Id as the connection id.
 func TestConnectGoose(t *testing.T) {
-	up := newFakeUpstream(t)
-	srv := startServer(t, protoH1, up)
+	up := netkit.NewFakeUpstream()
+	srv := netkit.StartServer(t, netkit.H1, up)
 	stdinR, stdinW := io.Pipe()
 	var out testkit.Buffer
 	done := make(chan error, 1)
@@ -281,7 +282,7 @@ func TestConnectGoose(t *testing.T) {
 // recording proxy: the server insists on its affinity cookie, answers
 // session/new on the connection stream and refuses session streams.
 func TestConnectThroughProxy(t *testing.T) {
-	_, rec, base, _ := proxyPair(t, protoH1, "/acp")
+	_, rec, base, _ := proxyPair(t, netkit.H1, "/acp")
 	stdinR, stdinW := io.Pipe()
 	var out testkit.Buffer
 	var warnings testkit.Buffer
@@ -305,7 +306,7 @@ func TestConnectThroughProxy(t *testing.T) {
 	if !strings.Contains(warnings.String(), "session s1 stream refused: 404") {
 		t.Errorf("warnings: %q", warnings.String())
 	}
-	containsAll(t, rec, `1 client POST post 0 {"jsonrpc":"2.0","id":2,"method":"session/new"`, `1 agent POST http 202 `, `1 agent DELETE http 202 `)
+	netkit.ContainsAll(t, rec, `1 client POST post 0 {"jsonrpc":"2.0","id":2,"method":"session/new"`, `1 agent POST http 202 `, `1 agent DELETE http 202 `)
 }
 
 // TestConnectProxyNoGoroutineLeak runs connect through the proxy over
@@ -319,7 +320,7 @@ func TestConnectProxyNoGoroutineLeak(t *testing.T) {
 			t.Fatal(err)
 		}
 		up := httptest.NewServer(srv)
-		p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: up.URL + "/acp", Recorder: &memRecorder{}})
+		p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: up.URL + "/acp", Recorder: &netkit.Recorder{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -358,7 +359,7 @@ func TestConnectProxyNoGoroutineLeak(t *testing.T) {
 // to requests sent just before the editor closed stdin, over both
 // transports.
 func TestConnectDrainsAtEOF(t *testing.T) {
-	f := startServe(t, protoH1, nil)
+	f := startServe(t, netkit.H1, nil)
 	for _, u := range []string{f.url, "ws" + strings.TrimPrefix(f.url, "http")} {
 		out, err := connectOnce(u, "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`)
 		if err != nil || !strings.Contains(out, `"id":0,"result"`) {

@@ -18,6 +18,7 @@ import (
 	"github.com/acpscope/acpscope/agent"
 	"github.com/acpscope/acpscope/internal/acphttp"
 	"github.com/acpscope/acpscope/internal/testkit"
+	"github.com/acpscope/acpscope/internal/testkit/netkit"
 	"github.com/gorilla/websocket"
 )
 
@@ -83,7 +84,7 @@ func threads(t *testing.T) int {
 // postInit sends initialize and returns the status, body and headers.
 func postInit(t *testing.T, c *http.Client, url string) (int, string, http.Header) {
 	t.Helper()
-	resp, err := c.Post(url, ctJSON, strings.NewReader(initBody))
+	resp, err := c.Post(url, netkit.CTJSON, strings.NewReader(initBody))
 	if err != nil {
 		t.Errorf("initialize: %v", err)
 		return 0, "", nil
@@ -136,7 +137,7 @@ func TestServeReapsAbandonedConnections(t *testing.T) {
 		}
 		wg.Wait()
 		peakThreads = max(peakThreads, threads(t))
-		waitLong(t, fmt.Sprintf("wave %d reaped", wave), func() bool { return srv.Agents() == 0 })
+		netkit.WaitLong(t, fmt.Sprintf("wave %d reaped", wave), func() bool { return srv.Agents() == 0 })
 	}
 	if n := strings.Count(stderr.String(), "idle for 300ms"); n != waves*perWave {
 		t.Errorf("%d idle notices on stderr, want one per connection (%d):\n%.400s", n, waves*perWave, stderr.String())
@@ -171,14 +172,14 @@ func TestServeIdleSparesLiveConnections(t *testing.T) {
 	// POST that follows it, even on a loaded machine.
 	const idle = 3 * time.Second
 	var stderr testkit.Buffer
-	f := startServe(t, protoH1, func(o *ServeOptions) { o.IdleTimeout, o.DisconnectGrace, o.Stderr = idle, -1, &stderr })
+	f := startServe(t, netkit.H1, func(o *ServeOptions) { o.IdleTimeout, o.DisconnectGrace, o.Stderr = idle, -1, &stderr })
 	streaming, uploading, silent := f.initialize(t), f.initialize(t), f.initialize(t)
 	_, stream := f.openStream(t, streaming, "")
 	body, upload := io.Pipe()
 	posted := make(chan int, 1)
 	go func() { // uploader: ends when the POST is answered
 		req, _ := http.NewRequest(http.MethodPost, f.url, body)
-		req.Header.Set("Content-Type", ctJSON)
+		req.Header.Set("Content-Type", netkit.CTJSON)
 		req.Header.Set(acphttp.HeaderConnectionID, uploading)
 		resp, err := f.c.Do(req)
 		if err != nil {
@@ -190,7 +191,7 @@ func TestServeIdleSparesLiveConnections(t *testing.T) {
 	}()
 	msg := `{"jsonrpc":"2.0","method":"x/ping","params":{}}`
 	upload.Write([]byte(msg[:10])) // the POST has begun and stays unfinished
-	waitLong(t, "the silent connection reaped", func() bool { return f.srv.lookup(silent) == nil })
+	netkit.WaitLong(t, "the silent connection reaped", func() bool { return f.srv.lookup(silent) == nil })
 	time.Sleep(2 * idle) // a lower bound: the longer, the stronger the check
 	if f.srv.lookup(streaming) == nil || f.srv.lookup(uploading) == nil {
 		t.Fatalf("a connection with a stream open or a POST arriving was reaped:\n%s", stderr.String())
@@ -201,7 +202,7 @@ func TestServeIdleSparesLiveConnections(t *testing.T) {
 		t.Fatalf("the long POST: %d", code)
 	}
 	stream.Body.Close()
-	waitLong(t, "the others reaped once quiet", func() bool { return f.srv.Conns() == 0 })
+	netkit.WaitLong(t, "the others reaped once quiet", func() bool { return f.srv.Conns() == 0 })
 	for _, id := range []string{silent, uploading, streaming} {
 		if n := strings.Count(stderr.String(), "connection "+id+" idle for"); n != 1 {
 			t.Errorf("connection %s reaped with %d notices, want 1:\n%s", id, n, stderr.String())
@@ -213,7 +214,7 @@ func TestServeIdleSparesLiveConnections(t *testing.T) {
 // WebSocket get 503 with Retry-After and a message naming the flag,
 // recorded; a slot frees once an agent has gone.
 func TestServeConnectionCap(t *testing.T) {
-	f := startServe(t, protoH1, func(o *ServeOptions) { o.Argv, o.MaxConns = shAgent(initOnly), 2 })
+	f := startServe(t, netkit.H1, func(o *ServeOptions) { o.Argv, o.MaxConns = shAgent(initOnly), 2 })
 	first := f.initialize(t)
 	f.initialize(t)
 	code, body, h := postInit(t, f.c, f.url)
@@ -228,10 +229,10 @@ func TestServeConnectionCap(t *testing.T) {
 		t.Fatalf("%d agents running, want the cap, 2", f.srv.Agents())
 	}
 	resp2 := f.do(t, "DELETE", "", acphttp.HeaderConnectionID, first)
-	readAll(t, resp2.Body)
-	waitLong(t, "the deleted connection's agent gone", func() bool { return f.srv.Agents() == 1 })
+	netkit.ReadAll(t, resp2.Body)
+	netkit.WaitLong(t, "the deleted connection's agent gone", func() bool { return f.srv.Agents() == 1 })
 	f.initialize(t)
-	containsAll(t, f.rec, `0 agent POST http 503 acpscope serve: connections at the --max-connections cap (2); retry later`)
+	netkit.ContainsAll(t, f.rec, `0 agent POST http 503 acpscope serve: connections at the --max-connections cap (2); retry later`)
 }
 
 // TestServeNoWarningAfterDelete: a reply the agent writes after DELETE
@@ -242,18 +243,18 @@ func TestServeNoWarningAfterDelete(t *testing.T) {
 	// stdin has closed, which is what DELETE does.
 	late := `read -r line; printf '%s\n' '{"jsonrpc":"2.0","id":0,"result":{}}'; read -r req; cat >/dev/null; printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"late":true}}'`
 	var stderr testkit.Buffer
-	f := startServe(t, protoH1, func(o *ServeOptions) { o.Argv, o.Stderr = shAgent(late), &stderr })
+	f := startServe(t, netkit.H1, func(o *ServeOptions) { o.Argv, o.Stderr = shAgent(late), &stderr })
 	conn := f.initialize2(t)
-	resp := f.do(t, "POST", `{"jsonrpc":"2.0","id":1,"method":"x/slow","params":{}}`, "Content-Type", ctJSON, acphttp.HeaderConnectionID, conn)
-	readAll(t, resp.Body)
+	resp := f.do(t, "POST", `{"jsonrpc":"2.0","id":1,"method":"x/slow","params":{}}`, "Content-Type", netkit.CTJSON, acphttp.HeaderConnectionID, conn)
+	netkit.ReadAll(t, resp.Body)
 	resp = f.do(t, "DELETE", "", acphttp.HeaderConnectionID, conn)
-	readAll(t, resp.Body)
+	netkit.ReadAll(t, resp.Body)
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("DELETE: %d", resp.StatusCode)
 	}
 	// The agent has exited and its stdout reader has routed the late
 	// reply once the slot is free.
-	waitLong(t, "the agent gone and its output drained", func() bool { return f.srv.Agents() == 0 })
+	netkit.WaitLong(t, "the agent gone and its output drained", func() bool { return f.srv.Agents() == 0 })
 	if got := stderr.String(); strings.Contains(got, "nobody opened") {
 		t.Errorf("a false warning for a reply after DELETE:\n%s", got)
 	}

@@ -9,12 +9,9 @@ import (
 
 	"github.com/acpscope/acpscope/internal/acphttp"
 	"github.com/acpscope/acpscope/internal/testkit"
+	"github.com/acpscope/acpscope/internal/testkit/netkit"
 	"github.com/acpscope/acpscope/wire"
 )
-
-// condWait bounds waits on conditions in these tests; the machine is
-// shared, so it is generous and never a speed assertion.
-const condWait = 90 * time.Second
 
 // sseEvent is one event as a test client saw it.
 type sseEvent struct {
@@ -32,7 +29,7 @@ func (f *serveFixture) openEvents(t *testing.T, connID, sessionID string) <-chan
 	}
 	resp := f.do(t, "GET", "", hv...)
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET stream %s/%s: %d %s", connID, sessionID, resp.StatusCode, readAll(t, resp.Body))
+		t.Fatalf("GET stream %s/%s: %d %s", connID, sessionID, resp.StatusCode, netkit.ReadAll(t, resp.Body))
 	}
 	events := make(chan sseEvent, 64)
 	go func() { // reader: ends when the stream ends
@@ -65,8 +62,8 @@ func nextEvent(t *testing.T, events <-chan sseEvent) sseEvent {
 			t.Fatal("the stream ended")
 		}
 		return e
-	case <-time.After(condWait):
-		t.Fatalf("no event within %v", condWait)
+	case <-time.After(netkit.CondWait):
+		t.Fatalf("no event within %v", netkit.CondWait)
 	}
 	return sseEvent{}
 }
@@ -75,7 +72,7 @@ func nextEvent(t *testing.T, events <-chan sseEvent) sseEvent {
 func streamEnds(t *testing.T, events <-chan sseEvent) []sseEvent {
 	t.Helper()
 	var got []sseEvent
-	timeout := time.After(condWait)
+	timeout := time.After(netkit.CondWait)
 	for {
 		select {
 		case e, ok := <-events:
@@ -84,20 +81,8 @@ func streamEnds(t *testing.T, events <-chan sseEvent) []sseEvent {
 			}
 			got = append(got, e)
 		case <-timeout:
-			t.Fatalf("the stream did not end within %v; events so far %v", condWait, got)
+			t.Fatalf("the stream did not end within %v; events so far %v", netkit.CondWait, got)
 		}
-	}
-}
-
-// waitLong waits for cond with the generous bound.
-func waitLong(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(condWait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, condWait)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -130,20 +115,20 @@ func awaitedCount(f *serveFixture) (awaited, gated int) {
 // may wait at once.
 func TestServeSessionStreamBeforeLoad(t *testing.T) {
 	var warnings testkit.Buffer
-	f := startServe(t, protoH1, func(o *ServeOptions) {
+	f := startServe(t, netkit.H1, func(o *ServeOptions) {
 		o.Argv = []string{demoAgent(t)}
 		o.SessionWait = 300 * time.Millisecond
 		o.Stderr = &warnings
 	})
 	conn := f.initialize(t)
-	hv := []string{"Content-Type", ctJSON, acphttp.HeaderConnectionID, conn}
+	hv := []string{"Content-Type", netkit.CTJSON, acphttp.HeaderConnectionID, conn}
 	connEvents := f.openEvents(t, conn, "")
 
 	t.Run("load", func(t *testing.T) {
 		sess := f.openEvents(t, conn, "sess_old")
 		resp := f.do(t, "POST", loadBody(1, "sess_old", "/w"), append(hv, acphttp.HeaderSessionID, "sess_old")...)
 		if resp.StatusCode != http.StatusAccepted {
-			t.Fatalf("session/load: %d %s", resp.StatusCode, readAll(t, resp.Body))
+			t.Fatalf("session/load: %d %s", resp.StatusCode, netkit.ReadAll(t, resp.Body))
 		}
 		answer := nextEvent(t, connEvents)
 		if answer.data != `{"jsonrpc":"2.0","id":1,"result":{}}` {
@@ -172,7 +157,7 @@ func TestServeSessionStreamBeforeLoad(t *testing.T) {
 		if got := streamEnds(t, sess); len(got) != 0 {
 			t.Errorf("the failed session's stream carried %v", got)
 		}
-		waitLong(t, "the failed session forgotten", func() bool { a, _ := awaitedCount(f); return a == 0 })
+		netkit.WaitLong(t, "the failed session forgotten", func() bool { a, _ := awaitedCount(f); return a == 0 })
 	})
 
 	t.Run("nothing names it", func(t *testing.T) {
@@ -181,21 +166,21 @@ func TestServeSessionStreamBeforeLoad(t *testing.T) {
 		if got := streamEnds(t, sess); len(got) != 0 {
 			t.Errorf("the unnamed session's stream carried %v", got)
 		}
-		waitLong(t, "the unnamed session forgotten", func() bool {
+		netkit.WaitLong(t, "the unnamed session forgotten", func() bool {
 			a, gated := awaitedCount(f)
 			return a == 0 && gated <= gatedBefore
 		})
-		waitLong(t, "a warning", func() bool { return strings.Contains(warnings.String(), "session sess_never") })
+		netkit.WaitLong(t, "a warning", func() bool { return strings.Contains(warnings.String(), "session sess_never") })
 	})
 
 	t.Run("too many waiting", func(t *testing.T) {
-		f := startServe(t, protoH2C, func(o *ServeOptions) { o.Argv = []string{demoAgent(t)} })
+		f := startServe(t, netkit.H2C, func(o *ServeOptions) { o.Argv = []string{demoAgent(t)} })
 		conn := f.initialize(t)
 		for i := 0; i < maxAwaitedSessions; i++ {
 			f.openEvents(t, conn, "sess_wait_"+strconv.Itoa(i))
 		}
 		resp := f.do(t, "GET", "", "Accept", "text/event-stream", acphttp.HeaderConnectionID, conn, acphttp.HeaderSessionID, "sess_one_more")
-		if body := readAll(t, resp.Body); resp.StatusCode != http.StatusNotFound {
+		if body := netkit.ReadAll(t, resp.Body); resp.StatusCode != http.StatusNotFound {
 			t.Fatalf("GET beyond %d waiting streams: %d %q, want 404", maxAwaitedSessions, resp.StatusCode, body)
 		}
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/internal/acphttp"
 	"github.com/acpscope/acpscope/internal/testkit"
+	"github.com/acpscope/acpscope/internal/testkit/netkit"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gorilla/websocket"
 )
@@ -23,16 +24,16 @@ import (
 type serveFixture struct {
 	srv  *Server
 	http *httptest.Server
-	rec  *memRecorder
+	rec  *netkit.Recorder
 	c    *http.Client
 	url  string
 	// proto is the HTTP major version of the last POST.
 	proto atomic.Int32
 }
 
-func startServe(t *testing.T, proto protocol, mod func(*ServeOptions)) *serveFixture {
+func startServe(t *testing.T, proto netkit.Proto, mod func(*ServeOptions)) *serveFixture {
 	t.Helper()
-	rec := &memRecorder{}
+	rec := &netkit.Recorder{}
 	opts := ServeOptions{
 		Argv:      agentArgv("acp"),
 		Agent:     agent.AgentOptions{Grace: 500 * time.Millisecond},
@@ -48,14 +49,14 @@ func startServe(t *testing.T, proto protocol, mod func(*ServeOptions)) *serveFix
 		t.Fatal(err)
 	}
 	f := &serveFixture{srv: srv, rec: rec}
-	f.http = startServer(t, proto, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	f.http = netkit.StartServer(t, proto, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			f.proto.Store(int32(r.ProtoMajor))
 		}
 		srv.ServeHTTP(w, r)
 	}))
 	t.Cleanup(func() { srv.Close() })
-	f.c = clientFor(t, proto, f.http)
+	f.c = netkit.ClientFor(t, proto, f.http)
 	jar, _ := cookiejar.New(nil)
 	f.c.Jar = jar
 	f.url = f.http.URL + "/acp"
@@ -80,13 +81,11 @@ func (f *serveFixture) do(t *testing.T, method, body string, hv ...string) *http
 	return resp
 }
 
-const ctJSON = "application/json"
-
 // initialize opens a connection and returns its id.
 func (f *serveFixture) initialize(t *testing.T) string {
 	t.Helper()
-	resp := f.do(t, "POST", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`, "Content-Type", ctJSON)
-	body := readAll(t, resp.Body)
+	resp := f.do(t, "POST", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`, "Content-Type", netkit.CTJSON)
+	body := netkit.ReadAll(t, resp.Body)
 	id := resp.Header.Get(acphttp.HeaderConnectionID)
 	if resp.StatusCode != 200 || id == "" || !strings.Contains(body, `"protocolVersion":1`) {
 		t.Fatalf("initialize: %d %q %v", resp.StatusCode, body, resp.Header)
@@ -103,7 +102,7 @@ func (f *serveFixture) openStream(t *testing.T, connID, sessionID string) (<-cha
 	}
 	resp := f.do(t, "GET", "", hv...)
 	if resp.StatusCode != 200 {
-		t.Fatalf("GET stream %s/%s: %d %s", connID, sessionID, resp.StatusCode, readAll(t, resp.Body))
+		t.Fatalf("GET stream %s/%s: %d %s", connID, sessionID, resp.StatusCode, netkit.ReadAll(t, resp.Body))
 	}
 	events := make(chan string, 64)
 	go func() { // reader: ends when the stream ends
@@ -144,12 +143,12 @@ func next(t *testing.T, events <-chan string) string {
 
 // TestServeStatuses is the RFD's status table.
 func TestServeStatuses(t *testing.T) {
-	f := startServe(t, protoH1, func(o *ServeOptions) { o.AuthToken = "tok" })
+	f := startServe(t, netkit.H1, func(o *ServeOptions) { o.AuthToken = "tok" })
 	auth := []string{"Authorization", "Bearer tok"}
 	withAuth := func(hv ...string) []string { return append(append([]string{}, auth...), hv...) }
-	resp := f.do(t, "POST", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`, withAuth("Content-Type", ctJSON)...)
+	resp := f.do(t, "POST", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`, withAuth("Content-Type", netkit.CTJSON)...)
 	conn := resp.Header.Get(acphttp.HeaderConnectionID)
-	readAll(t, resp.Body)
+	netkit.ReadAll(t, resp.Body)
 	if resp.StatusCode != 200 || conn == "" {
 		t.Fatalf("initialize: %d", resp.StatusCode)
 	}
@@ -163,15 +162,15 @@ func TestServeStatuses(t *testing.T) {
 		hv                 []string
 		want               int
 	}{
-		{"no token", "POST", newSession, []string{"Content-Type", ctJSON, acphttp.HeaderConnectionID, conn}, 401},
-		{"wrong token", "POST", newSession, []string{"Authorization", "Bearer nope", "Content-Type", ctJSON, acphttp.HeaderConnectionID, conn}, 401},
-		{"cross origin", "POST", newSession, withAuth("Origin", "http://evil.example", "Content-Type", ctJSON, acphttp.HeaderConnectionID, conn), 403},
+		{"no token", "POST", newSession, []string{"Content-Type", netkit.CTJSON, acphttp.HeaderConnectionID, conn}, 401},
+		{"wrong token", "POST", newSession, []string{"Authorization", "Bearer nope", "Content-Type", netkit.CTJSON, acphttp.HeaderConnectionID, conn}, 401},
+		{"cross origin", "POST", newSession, withAuth("Origin", "http://evil.example", "Content-Type", netkit.CTJSON, acphttp.HeaderConnectionID, conn), 403},
 		{"not json", "POST", newSession, withAuth("Content-Type", "text/plain", acphttp.HeaderConnectionID, conn), 415},
 		{"no content type", "POST", newSession, withAuth(acphttp.HeaderConnectionID, conn), 415},
-		{"batch", "POST", "[" + newSession + "]", withAuth("Content-Type", ctJSON, acphttp.HeaderConnectionID, conn), 501},
-		{"no connection id", "POST", newSession, withAuth("Content-Type", ctJSON), 400},
-		{"unknown connection", "POST", newSession, withAuth("Content-Type", ctJSON, acphttp.HeaderConnectionID, "nope"), 404},
-		{"session-scoped without session id", "POST", prompt, withAuth("Content-Type", ctJSON, acphttp.HeaderConnectionID, conn), 400},
+		{"batch", "POST", "[" + newSession + "]", withAuth("Content-Type", netkit.CTJSON, acphttp.HeaderConnectionID, conn), 501},
+		{"no connection id", "POST", newSession, withAuth("Content-Type", netkit.CTJSON), 400},
+		{"unknown connection", "POST", newSession, withAuth("Content-Type", netkit.CTJSON, acphttp.HeaderConnectionID, "nope"), 404},
+		{"session-scoped without session id", "POST", prompt, withAuth("Content-Type", netkit.CTJSON, acphttp.HeaderConnectionID, conn), 400},
 		{"accepted", "POST", newSession, withAuth("Content-Type", "application/json; charset=utf-8", acphttp.HeaderConnectionID, conn), 202},
 		{"GET without accept", "GET", "", withAuth(acphttp.HeaderConnectionID, conn), 406},
 		{"GET without connection id", "GET", "", withAuth("Accept", "text/event-stream"), 400},
@@ -180,12 +179,12 @@ func TestServeStatuses(t *testing.T) {
 		{"DELETE without id", "DELETE", "", auth, 400},
 		{"DELETE unknown", "DELETE", "", withAuth(acphttp.HeaderConnectionID, "nope"), 404},
 		{"DELETE", "DELETE", "", withAuth(acphttp.HeaderConnectionID, conn), 202},
-		{"after DELETE", "POST", newSession, withAuth("Content-Type", ctJSON, acphttp.HeaderConnectionID, conn), 404},
+		{"after DELETE", "POST", newSession, withAuth("Content-Type", netkit.CTJSON, acphttp.HeaderConnectionID, conn), 404},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			resp := f.do(t, tt.method, tt.body, tt.hv...)
-			body := readAll(t, resp.Body)
+			body := netkit.ReadAll(t, resp.Body)
 			if resp.StatusCode != tt.want {
 				t.Fatalf("%s: status %d (%q), want %d", tt.name, resp.StatusCode, body, tt.want)
 			}
@@ -197,7 +196,7 @@ func TestServeStatuses(t *testing.T) {
 	// Every status was recorded, and the token never in clear.
 	for _, want := range []int{200, 202, 400, 401, 403, 404, 405, 406, 415, 501} {
 		found := false
-		for _, fr := range f.rec.all() {
+		for _, fr := range f.rec.All() {
 			found = found || fr.Env.Status == want
 			for _, v := range fr.Env.Headers {
 				if strings.Contains(v, "tok") && !strings.Contains(v, "redacted") {
@@ -213,11 +212,11 @@ func TestServeStatuses(t *testing.T) {
 
 // TestServeSecondStream checks the 409 for a stream opened twice.
 func TestServeSecondStream(t *testing.T) {
-	f := startServe(t, protoH1, nil)
+	f := startServe(t, netkit.H1, nil)
 	conn := f.initialize(t)
 	f.openStream(t, conn, "")
 	resp := f.do(t, "GET", "", "Accept", "text/event-stream", acphttp.HeaderConnectionID, conn)
-	readAll(t, resp.Body)
+	netkit.ReadAll(t, resp.Body)
 	if resp.StatusCode != http.StatusConflict {
 		t.Fatalf("second GET: %d, want 409", resp.StatusCode)
 	}
@@ -228,11 +227,11 @@ func TestServeSecondStream(t *testing.T) {
 // so buffered), the prompt's updates and response on the session stream,
 // keep-alives, and teardown on DELETE.
 func TestServeRouting(t *testing.T) {
-	for _, proto := range allProtocols {
+	for _, proto := range netkit.AllProtos {
 		t.Run(string(proto), func(t *testing.T) {
 			f := startServe(t, proto, func(o *ServeOptions) { o.KeepAlive = 100 * time.Millisecond })
 			conn := f.initialize(t)
-			hv := []string{"Content-Type", ctJSON, acphttp.HeaderConnectionID, conn}
+			hv := []string{"Content-Type", netkit.CTJSON, acphttp.HeaderConnectionID, conn}
 			resp := f.do(t, "POST", `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}`, hv...)
 			if resp.StatusCode != 202 {
 				t.Fatalf("session/new: %d", resp.StatusCode)
@@ -268,14 +267,14 @@ func TestServeRouting(t *testing.T) {
 			for range sessEvents {
 			}
 			waitFor(t, func() bool { return f.srv.Conns() == 0 })
-			containsAll(t, f.rec,
+			netkit.ContainsAll(t, f.rec,
 				`1 client POST post 0 {"jsonrpc":"2.0","id":0,"method":"initialize"`,
 				`1 agent POST post-reply 200 {"jsonrpc":"2.0","id":0,"result":`,
 				`1 agent GET sse-conn 200 {"jsonrpc":"2.0","id":1,"result":{"sessionId":"sess-1"}}`,
 				`1 agent GET sse-session 200 {"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}`,
 				`1 agent DELETE http 202 `,
 			)
-			checkRecordedProto(t, f.rec, proto)
+			netkit.CheckRecordedProto(t, f.rec, proto)
 		})
 	}
 }
@@ -283,7 +282,7 @@ func TestServeRouting(t *testing.T) {
 // TestServeDisconnect checks that a connection whose client is gone is
 // torn down after the grace.
 func TestServeDisconnect(t *testing.T) {
-	f := startServe(t, protoH1, func(o *ServeOptions) { o.DisconnectGrace = 100 * time.Millisecond })
+	f := startServe(t, netkit.H1, func(o *ServeOptions) { o.DisconnectGrace = 100 * time.Millisecond })
 	conn := f.initialize(t)
 	_, resp := f.openStream(t, conn, "")
 	resp.Body.Close()
@@ -292,7 +291,7 @@ func TestServeDisconnect(t *testing.T) {
 
 // TestServeWebSocket runs a conversation over WebSocket.
 func TestServeWebSocket(t *testing.T) {
-	f := startServe(t, protoH1, nil)
+	f := startServe(t, netkit.H1, nil)
 	ws, resp, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(f.url, "http"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -322,13 +321,13 @@ func TestServeWebSocket(t *testing.T) {
 	ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""))
 	waitFor(t, func() bool { return f.srv.Conns() == 0 })
 	var binary bool
-	for _, fr := range f.rec.all() {
+	for _, fr := range f.rec.All() {
 		binary = binary || fr.Flags&wire.FlagBinary != 0
 	}
 	if !binary {
 		t.Error("binary frame not recorded")
 	}
-	containsAll(t, f.rec, `1 agent GET http 101 `, `1 client GET ws 0 {"jsonrpc":"2.0","id":1,"method":"session/new"`)
+	netkit.ContainsAll(t, f.rec, `1 agent GET http 101 `, `1 client GET ws 0 {"jsonrpc":"2.0","id":1,"method":"session/new"`)
 }
 
 func waitFor(t *testing.T, cond func() bool) {
@@ -346,7 +345,7 @@ func waitFor(t *testing.T, cond func() bool) {
 // and the capture, and that the agent goes when its WebSocket does.
 func TestServeStderr(t *testing.T) {
 	var out testkit.Buffer
-	f := startServe(t, protoH1, func(o *ServeOptions) {
+	f := startServe(t, netkit.H1, func(o *ServeOptions) {
 		o.Argv = agentArgv("stderr", "agent says hello")
 		o.Stderr = &out
 	})
@@ -358,7 +357,7 @@ func TestServeStderr(t *testing.T) {
 	ws.Close()
 	waitFor(t, func() bool { return f.srv.Conns() == 0 })
 	waitFor(t, func() bool {
-		got, ended := f.rec.stream(1, capture.StreamStderr)
+		got, ended := f.rec.Stream(1, capture.StreamStderr)
 		return got == "agent says hello\n" && ended
 	})
 }
@@ -386,21 +385,21 @@ func TestOutStreamBound(t *testing.T) {
 // TestServeCORS checks that an allowed browser origin gets its preflight
 // answered and can read Acp-Connection-Id, and a foreign one gets 403.
 func TestServeCORS(t *testing.T) {
-	f := startServe(t, protoH1, func(o *ServeOptions) { o.AllowOrigins = []string{"http://app.example"} })
+	f := startServe(t, netkit.H1, func(o *ServeOptions) { o.AllowOrigins = []string{"http://app.example"} })
 	resp := f.do(t, "OPTIONS", "", "Origin", "http://app.example", "Access-Control-Request-Method", "POST",
 		"Access-Control-Request-Headers", "content-type, acp-connection-id")
-	readAll(t, resp.Body)
+	netkit.ReadAll(t, resp.Body)
 	if resp.StatusCode != http.StatusNoContent || resp.Header.Get("Access-Control-Allow-Origin") != "http://app.example" ||
 		!strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "acp-connection-id") {
 		t.Fatalf("preflight: %d %v", resp.StatusCode, resp.Header)
 	}
-	resp = f.do(t, "POST", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`, "Origin", "http://app.example", "Content-Type", ctJSON)
-	readAll(t, resp.Body)
+	resp = f.do(t, "POST", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`, "Origin", "http://app.example", "Content-Type", netkit.CTJSON)
+	netkit.ReadAll(t, resp.Body)
 	if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Access-Control-Expose-Headers"), acphttp.HeaderConnectionID) {
 		t.Fatalf("allowed origin: %d %v", resp.StatusCode, resp.Header)
 	}
 	resp = f.do(t, "OPTIONS", "", "Origin", "http://evil.example", "Access-Control-Request-Method", "POST")
-	readAll(t, resp.Body)
+	netkit.ReadAll(t, resp.Body)
 	if resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("foreign preflight: %d", resp.StatusCode)
 	}
@@ -417,7 +416,7 @@ func TestServeNoGoroutineLeak(t *testing.T) {
 			t.Fatal(err)
 		}
 		hs := httptest.NewServer(srv)
-		f := &serveFixture{srv: srv, http: hs, rec: &memRecorder{}, c: hs.Client(), url: hs.URL + "/acp"}
+		f := &serveFixture{srv: srv, http: hs, rec: &netkit.Recorder{}, c: hs.Client(), url: hs.URL + "/acp"}
 		conn := f.initialize(t)
 		events, resp := f.openStream(t, conn, "")
 		next(t, events) // a keep-alive

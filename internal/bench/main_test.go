@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/testkit/netkit"
 	"github.com/acpscope/acpscope/proxy"
 )
 
@@ -20,21 +19,14 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(peerEnv); mode != "" {
 		os.Exit(runPeer(mode))
 	}
-	dir, err := os.MkdirTemp("", "acpscope-bench-test-")
+	path, cleanup, err := netkit.BuildTestAgent()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	testAgent = filepath.Join(dir, "testagent")
-	build := exec.Command("go", "build", "-o", testAgent, "github.com/acpscope/acpscope/internal/testagent")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "building the test agent: %v\n", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
+	testAgent = path
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }
 

@@ -1,4 +1,4 @@
-package proxy
+package netkit
 
 import (
 	"bytes"
@@ -7,12 +7,11 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"testing"
 
 	"github.com/acpscope/acpscope/internal/acphttp"
 )
 
-// fakeUpstream plays three server dialects on three paths and keeps every
+// FakeUpstream plays three server dialects on three paths and keeps every
 // byte it wrote to each response, so tests can byte-compare with what the
 // client received through the proxy:
 //
@@ -21,8 +20,7 @@ import (
 //	/goose    goose's older design: Acp-Session-Id as the connection id,
 //	          every POST answered with an SSE stream
 //	/v1/rpc   rivet: GET streams resumed with Last-Event-ID
-type fakeUpstream struct {
-	t      testing.TB
+type FakeUpstream struct {
 	mu     sync.Mutex
 	sent   map[string]*bytes.Buffer // by response: "POST 1", "GET"
 	posts  int
@@ -30,12 +28,13 @@ type fakeUpstream struct {
 	protos []int       // ProtoMajor of each request
 }
 
-func newFakeUpstream(t testing.TB) *fakeUpstream {
-	return &fakeUpstream{t: t, sent: map[string]*bytes.Buffer{}, queue: make(chan string, 16)}
+// NewFakeUpstream returns an upstream with nothing sent yet.
+func NewFakeUpstream() *FakeUpstream {
+	return &FakeUpstream{sent: map[string]*bytes.Buffer{}, queue: make(chan string, 16)}
 }
 
 // write sends b on a response and keeps a copy under key.
-func (u *fakeUpstream) write(w http.ResponseWriter, key string, b string) {
+func (u *FakeUpstream) write(w http.ResponseWriter, key string, b string) {
 	u.mu.Lock()
 	buf := u.sent[key]
 	if buf == nil {
@@ -48,7 +47,9 @@ func (u *fakeUpstream) write(w http.ResponseWriter, key string, b string) {
 	http.NewResponseController(w).Flush()
 }
 
-func (u *fakeUpstream) sentOn(key string) string {
+// SentOn returns what the upstream wrote on the response named key:
+// "POST initialize", "POST 1" (goose's first POST), "GET".
+func (u *FakeUpstream) SentOn(key string) string {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if b := u.sent[key]; b != nil {
@@ -57,7 +58,15 @@ func (u *fakeUpstream) sentOn(key string) string {
 	return ""
 }
 
-func (u *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// Protos returns the HTTP major version of each request so far.
+func (u *FakeUpstream) Protos() []int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]int(nil), u.protos...)
+}
+
+// ServeHTTP routes by path: /health, /acp, /goose and /v1/rpc.
+func (u *FakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	u.mu.Lock()
 	u.protos = append(u.protos, r.ProtoMajor)
 	u.mu.Unlock()
@@ -75,7 +84,7 @@ func (u *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (u *fakeUpstream) rfd(w http.ResponseWriter, r *http.Request) {
+func (u *FakeUpstream) rfd(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodPost:
 		body, _ := io.ReadAll(r.Body)
@@ -132,7 +141,7 @@ func (u *fakeUpstream) rfd(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (u *fakeUpstream) goose(w http.ResponseWriter, r *http.Request) {
+func (u *FakeUpstream) goose(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	id := idOf(string(body))
 	u.mu.Lock()
@@ -146,7 +155,7 @@ func (u *fakeUpstream) goose(w http.ResponseWriter, r *http.Request) {
 	u.write(w, key, "data: \"id\":"+id+",\"result\":{}}\n\n")
 }
 
-func (u *fakeUpstream) rivet(w http.ResponseWriter, r *http.Request) {
+func (u *FakeUpstream) rivet(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		w.WriteHeader(http.StatusAccepted)
 		return
