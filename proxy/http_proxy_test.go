@@ -309,7 +309,7 @@ func TestHTTPProxyCompressed(t *testing.T) {
 	if got := netkit.ReadAll(t, resp.Body); got != sent.String() {
 		t.Fatalf("client got %q, upstream sent %q", got, sent.String())
 	}
-	waitFor(t, func() bool { return len(rec.All()) > 0 })
+	netkit.WaitLong(t, "a recorded frame", func() bool { return len(rec.All()) > 0 })
 	frames := rec.All()
 	if len(frames) != 1 || frames[0].Env.Headers["content-encoding"] != "gzip" || frames[0].Env.Stream != wire.StreamHTTPControl {
 		t.Fatalf("recorded %+v", frames)

@@ -270,3 +270,56 @@ func (f *serveFixture) initialize2(t *testing.T) string {
 	}
 	return h.Get(acphttp.HeaderConnectionID)
 }
+
+// TestServeMessageTooBig: a POST body over --max-message-size gets 413,
+// refused from its Content-Length or as soon as a chunked body crosses
+// the limit; a WebSocket message over it gets close 1009; each says the
+// limit and the flag and is recorded. A body of exactly the limit passes.
+func TestServeMessageTooBig(t *testing.T) {
+	const limit1K = 1024
+	f := startServe(t, netkit.H1, func(o *ServeOptions) { o.MaxMessageSize = limit1K })
+	conn := f.initialize(t)
+	tests := []struct {
+		name  string
+		size  int
+		sized bool
+		want  int
+		text  string
+	}{
+		{"at the limit", limit1K, true, http.StatusAccepted, ""},
+		{"over, with Content-Length", limit1K + 1, true, http.StatusRequestEntityTooLarge, "the message (1025 bytes) is over the 1KiB limit; raise it with --max-message-size"},
+		{"over, chunked", 64 << 10, false, http.StatusRequestEntityTooLarge, "the message is over the 1KiB limit; raise it with --max-message-size"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, text := netkit.PostBody(t, f.c, f.url, netkit.Notification(tt.size), tt.sized, acphttp.HeaderConnectionID, conn)
+			if code != tt.want || !strings.Contains(text, tt.text) {
+				t.Fatalf("%d %q, want %d %q", code, text, tt.want, tt.text)
+			}
+			if tt.text != "" {
+				netkit.ContainsAll(t, f.rec, "1 agent POST http 413 acpscope serve: "+tt.text)
+			}
+		})
+	}
+	t.Run("WebSocket", func(t *testing.T) {
+		ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(f.url, "http"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.Close()
+		ws.WriteMessage(websocket.TextMessage, []byte(netkit.Notification(limit1K+1)))
+		ce := netkit.WSClose(t, ws)
+		reason := "message over the 1KiB limit; raise acpscope's --max-message-size"
+		if ce.Code != websocket.CloseMessageTooBig || ce.Text != reason {
+			t.Fatalf("close %d %q, want 1009 %q", ce.Code, ce.Text, reason)
+		}
+		netkit.WaitLong(t, "the WebSocket's agent gone", func() bool { return f.srv.Agents() == 1 })
+		found := false
+		for _, fr := range f.rec.All() {
+			found = found || fr.Env.Headers["ws-close"] == "1009 "+reason
+		}
+		if !found {
+			t.Errorf("the 1009 close was not recorded:\n%s", strings.Join(f.rec.Lines(), "\n"))
+		}
+	})
+}

@@ -87,6 +87,16 @@ func (m *Recorder) All() []Frame {
 	return append([]Frame(nil), m.frames...)
 }
 
+// HasStatus reports whether a frame with the HTTP status was recorded.
+func (m *Recorder) HasStatus(status int) bool {
+	for _, f := range m.All() {
+		if f.Env.Status == status {
+			return true
+		}
+	}
+	return false
+}
+
 // Lines returns "conn dir method stream status body" for every frame,
 // in order.
 func (m *Recorder) Lines() []string {
