@@ -9,7 +9,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/acpscope/acpscope/agent"
+	"github.com/acpscope/acpscope/bridge"
 	"github.com/acpscope/acpscope/internal/acphttp"
 	"github.com/acpscope/acpscope/internal/testkit/netkit"
 	"github.com/gorilla/websocket"
@@ -157,8 +160,14 @@ func TestHTTPProxyGuardAllows(t *testing.T) {
 // front of a real serve: serve checks Origin against the Host it sees,
 // the upstream's, so the proxy must hand it the upstream's origin.
 func TestHTTPProxySameOriginServe(t *testing.T) {
-	f := startServe(t, netkit.H1, nil)
-	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: f.url})
+	srv, err := bridge.NewServer(bridge.ServeOptions{Argv: agentArgv("acp"), Agent: agent.AgentOptions{Grace: 500 * time.Millisecond},
+		KeepAlive: -1, Stderr: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := netkit.StartServer(t, netkit.H1, srv)
+	t.Cleanup(func() { srv.Close() })
+	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: up.URL + "/acp"})
 	if err != nil {
 		t.Fatal(err)
 	}

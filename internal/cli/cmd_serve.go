@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/acpscope/acpscope/agent"
+	"github.com/acpscope/acpscope/bridge"
 	"github.com/acpscope/acpscope/internal/door"
-	"github.com/acpscope/acpscope/proxy"
 	flag "github.com/spf13/pflag"
 )
 
@@ -42,7 +42,7 @@ starts: see --allow-host and --allow-origin.`,
 			fs.String("path", "/acp", "the endpoint path")
 			tlsFlags(fs)
 			guardFlags(fs)
-			fs.Duration("keepalive", proxy.DefaultKeepAlive, "keep-alive comment interval on quiet SSE streams (0 disables)")
+			fs.Duration("keepalive", bridge.DefaultKeepAlive, "keep-alive comment interval on quiet SSE streams (0 disables)")
 			fs.Duration("grace", agent.DefaultGrace, "when a connection ends, how long its agent gets before SIGTERM, then SIGKILL")
 			serveBoundFlags(fs)
 			netCaptureFlags(fs)
@@ -69,7 +69,7 @@ func runServe(fs *flag.FlagSet, args []string) (int, error) {
 	if name == "" {
 		name = agentName(args)
 	}
-	opts := proxy.ServeOptions{Argv: args, AllowHosts: guard.AllowHosts, AllowOrigins: guard.AllowOrigins, AuthToken: guard.AuthToken}
+	opts := bridge.ServeOptions{Argv: args, AllowHosts: guard.AllowHosts, AllowOrigins: guard.AllowOrigins, AuthToken: guard.AuthToken}
 	opts.Path, _ = fs.GetString("path")
 	opts.KeepAlive, _ = fs.GetDuration("keepalive")
 	if opts.KeepAlive == 0 {
@@ -95,7 +95,7 @@ func runServe(fs *flag.FlagSet, args []string) (int, error) {
 	if w != nil {
 		opts.Recorder = w
 	}
-	srv, err := proxy.NewServer(opts)
+	srv, err := bridge.NewServer(opts)
 	if err != nil {
 		l.Close()
 		closeNetCapture(w, err)

@@ -1,4 +1,4 @@
-package proxy
+package bridge
 
 import (
 	"io"

@@ -1,4 +1,4 @@
-package proxy
+package bridge
 
 import (
 	"bytes"
@@ -22,6 +22,7 @@ import (
 	"github.com/acpscope/acpscope/internal/demo"
 	"github.com/acpscope/acpscope/internal/testkit"
 	"github.com/acpscope/acpscope/internal/testkit/netkit"
+	"github.com/acpscope/acpscope/proxy"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -278,11 +279,25 @@ func TestConnectGoose(t *testing.T) {
 	}
 }
 
+// recordingProxy starts the fake upstream and the recording proxy in
+// front of it, and returns the proxy's base URL and what it recorded.
+func recordingProxy(t *testing.T) (string, *netkit.Recorder) {
+	t.Helper()
+	up := netkit.StartServer(t, netkit.H1, netkit.NewFakeUpstream())
+	rec := &netkit.Recorder{}
+	p, err := proxy.NewHTTPProxy(proxy.HTTPProxyOptions{Upstream: up.URL + "/acp", Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return netkit.StartServer(t, netkit.H1, p).URL, rec
+}
+
 // TestConnectThroughProxy runs connect against an RFD server through the
 // recording proxy: the server insists on its affinity cookie, answers
 // session/new on the connection stream and refuses session streams.
 func TestConnectThroughProxy(t *testing.T) {
-	_, rec, base, _ := proxyPair(t, netkit.H1, "/acp")
+	base, rec := recordingProxy(t)
 	stdinR, stdinW := io.Pipe()
 	var out testkit.Buffer
 	var warnings testkit.Buffer
@@ -320,7 +335,7 @@ func TestConnectProxyNoGoroutineLeak(t *testing.T) {
 			t.Fatal(err)
 		}
 		up := httptest.NewServer(srv)
-		p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: up.URL + "/acp", Recorder: &netkit.Recorder{}})
+		p, err := proxy.NewHTTPProxy(proxy.HTTPProxyOptions{Upstream: up.URL + "/acp", Recorder: &netkit.Recorder{}})
 		if err != nil {
 			t.Fatal(err)
 		}
