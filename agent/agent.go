@@ -17,8 +17,8 @@ import (
 // signals; a few seconds lets well-behaved ones save their state first.
 const DefaultGrace = 5 * time.Second
 
-// AgentOptions configure StartAgent. Zero values take the defaults.
-type AgentOptions struct {
+// Options configure Start. Zero values take the defaults.
+type Options struct {
 	// Grace is the wait at each step of the shutdown ladder
 	// (default DefaultGrace).
 	Grace time.Duration
@@ -28,9 +28,9 @@ type AgentOptions struct {
 	Env []string
 }
 
-// Agent is a running agent process in its own process group, with pipes
+// Process is a running agent process in its own process group, with pipes
 // to its stdin, stdout and stderr.
-type Agent struct {
+type Process struct {
 	// Stdin, Stdout and Stderr are our ends of the agent's standard
 	// streams. Stdout and Stderr reach EOF when every process holding
 	// the write end (the agent and any child that inherited it) is gone.
@@ -48,11 +48,11 @@ type Agent struct {
 	stdinOnce sync.Once
 }
 
-// StartAgent starts argv[0] with the remaining arguments, without a shell,
+// Start starts argv[0] with the remaining arguments, without a shell,
 // in a new process group. A command that cannot be started returns a
 // *StartError (exit code 127). When ctx is cancelled the agent is stopped
 // through the shutdown ladder.
-func StartAgent(ctx context.Context, argv []string, opts AgentOptions) (*Agent, error) {
+func Start(ctx context.Context, argv []string, opts Options) (*Process, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, &StartError{Command: "", Err: errors.New("no command given after --")}
 	}
@@ -62,7 +62,7 @@ func StartAgent(ctx context.Context, argv []string, opts AgentOptions) (*Agent, 
 	}
 	cmd.Dir, cmd.Env = opts.Dir, opts.Env
 	cmd.SysProcAttr = agentProcAttr()
-	a := &Agent{cmd: cmd, grace: opts.Grace, done: make(chan struct{})}
+	a := &Process{cmd: cmd, grace: opts.Grace, done: make(chan struct{})}
 	if a.grace <= 0 {
 		a.grace = DefaultGrace
 	}
@@ -90,7 +90,7 @@ func StartAgent(ctx context.Context, argv []string, opts AgentOptions) (*Agent, 
 // makePipes creates the three pipes and returns the child's ends in the
 // order stdin, stdout, stderr. Our ends are os.Pipe files, so they are
 // pollable and support deadlines.
-func (a *Agent) makePipes() ([3]*os.File, error) {
+func (a *Process) makePipes() ([3]*os.File, error) {
 	var theirs [3]*os.File
 	var err error
 	if theirs[0], a.Stdin, err = pipe(); err != nil {
@@ -120,7 +120,7 @@ func pipe() (r, w *os.File, err error) {
 	return r, w, err
 }
 
-func (a *Agent) closeOurs() {
+func (a *Process) closeOurs() {
 	for _, f := range []*os.File{a.Stdin, a.Stdout, a.Stderr} {
 		if f != nil {
 			f.Close()
@@ -142,14 +142,14 @@ func startError(name string, err error) error {
 }
 
 // reap waits for the process and records how it ended.
-func (a *Agent) reap() {
+func (a *Process) reap() {
 	awaitExit(a.pgid)
 	err := a.cmd.Wait()
 	a.status = exitStatus(a.cmd.ProcessState, err)
 	close(a.done)
 }
 
-func (a *Agent) stopOnCancel(ctx context.Context) {
+func (a *Process) stopOnCancel(ctx context.Context) {
 	select {
 	case <-ctx.Done():
 		a.Shutdown()
@@ -158,22 +158,22 @@ func (a *Agent) stopOnCancel(ctx context.Context) {
 }
 
 // Grace returns the wait at each step of the shutdown ladder.
-func (a *Agent) Grace() time.Duration { return a.grace }
+func (a *Process) Grace() time.Duration { return a.grace }
 
 // Pid returns the agent's process id, which is also its process group id.
-func (a *Agent) Pid() int { return a.pgid }
+func (a *Process) Pid() int { return a.pgid }
 
 // Done is closed once the agent process has exited and been reaped.
-func (a *Agent) Done() <-chan struct{} { return a.done }
+func (a *Process) Done() <-chan struct{} { return a.done }
 
 // Wait blocks until the agent exits and returns how it ended.
-func (a *Agent) Wait() ExitStatus {
+func (a *Process) Wait() ExitStatus {
 	<-a.done
 	return a.status
 }
 
 // Exited reports whether the agent has exited.
-func (a *Agent) Exited() bool {
+func (a *Process) Exited() bool {
 	select {
 	case <-a.done:
 		return true
@@ -184,7 +184,7 @@ func (a *Agent) Exited() bool {
 
 // CloseStdin closes the agent's stdin, telling it the editor is gone. It
 // is idempotent.
-func (a *Agent) CloseStdin() error {
+func (a *Process) CloseStdin() error {
 	var err error
 	a.stdinOnce.Do(func() { err = a.Stdin.Close() })
 	return err
@@ -193,7 +193,7 @@ func (a *Agent) CloseStdin() error {
 // Signal sends sig to the agent's whole process group, so children the
 // agent spawned (node, python) receive it too. A group that is already
 // gone is not an error.
-func (a *Agent) Signal(sig syscall.Signal) error {
+func (a *Process) Signal(sig syscall.Signal) error {
 	err := signalGroup(a.pgid, sig)
 	if errors.Is(err, syscall.ESRCH) {
 		return nil
@@ -203,7 +203,7 @@ func (a *Agent) Signal(sig syscall.Signal) error {
 
 // Shutdown stops the agent and returns how it ended: close its stdin,
 // then Escalate. It may be called concurrently and more than once.
-func (a *Agent) Shutdown() ExitStatus {
+func (a *Process) Shutdown() ExitStatus {
 	a.CloseStdin()
 	return a.Escalate()
 }
@@ -212,7 +212,7 @@ func (a *Agent) Shutdown() ExitStatus {
 // ended. It returns as soon as the agent has exited at any step. Used
 // alone (stdin left open) after a signal was forwarded: the agent gets its
 // chance to act on the signal, and cannot linger past two grace periods.
-func (a *Agent) Escalate() ExitStatus {
+func (a *Process) Escalate() ExitStatus {
 	if a.waitFor(a.grace) {
 		return a.status
 	}
@@ -221,7 +221,7 @@ func (a *Agent) Escalate() ExitStatus {
 
 // Terminate sends SIGTERM to the group, waits Grace, sends SIGKILL to the
 // group, and returns how the agent ended, as soon as it has exited.
-func (a *Agent) Terminate() ExitStatus {
+func (a *Process) Terminate() ExitStatus {
 	a.Signal(syscall.SIGTERM)
 	if a.waitFor(a.grace) {
 		return a.status
@@ -231,7 +231,7 @@ func (a *Agent) Terminate() ExitStatus {
 }
 
 // waitFor waits up to d for the agent to exit and reports whether it did.
-func (a *Agent) waitFor(d time.Duration) bool {
+func (a *Process) waitFor(d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -244,4 +244,25 @@ func (a *Agent) waitFor(d time.Duration) bool {
 
 // Kill sends SIGKILL to the agent's process group at once. Use it for
 // children left behind after the agent itself has exited.
-func (a *Agent) Kill() error { return a.Signal(syscall.SIGKILL) }
+func (a *Process) Kill() error { return a.Signal(syscall.SIGKILL) }
+
+// Forward passes a signal this process received on to the agent's group.
+func (a *Process) Forward(sig os.Signal) error { return a.Signal(toSyscall(sig)) }
+
+// GroupAlive reports whether a live process of the agent's group is
+// still there: the agent, or children it left behind.
+func (a *Process) GroupAlive() bool { return groupAlive(a.pgid) }
+
+// StopLeftovers sends SIGTERM, then after Grace SIGKILL, to what remains
+// of the agent's process group (children that outlived it), and returns
+// once the group is gone or has been sent SIGKILL.
+func (a *Process) StopLeftovers() {
+	a.Signal(syscall.SIGTERM)
+	deadline := time.Now().Add(a.grace)
+	for groupAlive(a.pgid) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if groupAlive(a.pgid) {
+		a.Kill()
+	}
+}

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-func TestStartAgentCannotStart(t *testing.T) {
+func TestStartCannotStart(t *testing.T) {
 	notExec := filepath.Join(t.TempDir(), "agent.sh")
 	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -29,10 +29,10 @@ func TestStartAgentCannotStart(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a, err := StartAgent(context.Background(), tt.argv, AgentOptions{})
+			a, err := Start(context.Background(), tt.argv, Options{})
 			if err == nil {
 				a.Shutdown()
-				t.Fatal("StartAgent succeeded")
+				t.Fatal("Start succeeded")
 			}
 			if !errors.Is(err, ErrCannotStart) {
 				t.Errorf("error %v does not wrap ErrCannotStart", err)
@@ -63,7 +63,7 @@ func TestAgentExitStatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := startTestAgent(t, AgentOptions{}, tt.mode...)
+			a := startTestAgent(t, Options{}, tt.mode...)
 			a.CloseStdin()
 			go io.Copy(io.Discard, a.Stdout)
 			st := a.Wait()
@@ -88,7 +88,7 @@ func TestAgentShutdownLadder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := startTestAgent(t, AgentOptions{Grace: grace}, tt.mode...)
+			a := startTestAgent(t, Options{Grace: grace}, tt.mode...)
 			awaitEcho(t, a) // it echoes once its signal handling is set up
 			start := time.Now()
 			st := a.Shutdown()
@@ -105,7 +105,7 @@ func TestAgentShutdownLadder(t *testing.T) {
 
 func TestAgentCancelContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	a, err := StartAgent(ctx, agentArgv("ignore-eof"), AgentOptions{Grace: 100 * time.Millisecond})
+	a, err := Start(ctx, agentArgv("ignore-eof"), Options{Grace: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestAgentCancelContext(t *testing.T) {
 }
 
 // awaitEcho sends a line to an echoing agent and reads it back.
-func awaitEcho(t *testing.T, a *Agent) {
+func awaitEcho(t *testing.T, a *Process) {
 	t.Helper()
 	const line = "ready?\n"
 	if _, err := a.Stdin.Write([]byte(line)); err != nil {
@@ -137,9 +137,9 @@ func awaitEcho(t *testing.T, a *Agent) {
 }
 
 // startTestAgent starts the test agent and stops it at cleanup.
-func startTestAgent(t *testing.T, opts AgentOptions, mode ...string) *Agent {
+func startTestAgent(t *testing.T, opts Options, mode ...string) *Process {
 	t.Helper()
-	a, err := StartAgent(context.Background(), agentArgv(mode...), opts)
+	a, err := Start(context.Background(), agentArgv(mode...), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"os/exec"
 )
 
-// ErrCannotStart is wrapped by the error StartAgent returns when the agent
+// ErrCannotStart is wrapped by the error Start returns when the agent
 // cannot be started at all (not found, not executable, empty command).
 var ErrCannotStart = errors.New("cannot start agent")
 
@@ -49,10 +49,10 @@ func (e *StartError) Unwrap() []error { return []error{ErrCannotStart, e.Err} }
 // ExitCode is the code the proxy exits with: 127.
 func (e *StartError) ExitCode() int { return ExitCannotStart }
 
-// CheckAgent looks argv[0] up as exec does, so a command that cannot run
+// CheckCommand looks argv[0] up as exec does, so a command that cannot run
 // is reported once at startup instead of on every connection. The error
 // is a *StartError carrying hint.
-func CheckAgent(argv []string, hint string) error {
+func CheckCommand(argv []string, hint string) error {
 	if len(argv) == 0 || argv[0] == "" {
 		return &StartError{Err: errors.New("no command given after --"), Hint: hint}
 	}

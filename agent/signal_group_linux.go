@@ -7,10 +7,10 @@ import (
 	"syscall"
 )
 
-// GroupAlive reports whether a live (not zombie) process of the group is
+// groupAlive reports whether a live (not zombie) process of the group is
 // still there. kill(-pgid, 0) alone would count zombies that an init
 // which does not reap leaves behind, and make us wait for nothing.
-func GroupAlive(pgid int) bool {
+func groupAlive(pgid int) bool {
 	if pgid <= 0 || syscall.Kill(-pgid, 0) != nil {
 		return false
 	}

@@ -4,7 +4,7 @@ package agent
 
 import "syscall"
 
-// GroupAlive reports whether any process of the group is still there.
-func GroupAlive(pgid int) bool {
+// groupAlive reports whether any process of the group is still there.
+func groupAlive(pgid int) bool {
 	return pgid > 0 && syscall.Kill(-pgid, 0) == nil
 }

@@ -26,8 +26,8 @@ func SubscribeSignals() (<-chan os.Signal, func()) {
 	}
 }
 
-// ToSyscall turns a received signal into one we can send to a group.
-func ToSyscall(sig os.Signal) syscall.Signal {
+// toSyscall turns a received signal into one we can send to a group.
+func toSyscall(sig os.Signal) syscall.Signal {
 	if s, ok := sig.(syscall.Signal); ok {
 		return s
 	}

@@ -330,7 +330,7 @@ func TestConnectThroughProxy(t *testing.T) {
 func TestConnectProxyNoGoroutineLeak(t *testing.T) {
 	before := runtime.NumGoroutine()
 	func() {
-		srv, err := NewServer(ServeOptions{Argv: agentArgv("acp"), Agent: agent.AgentOptions{Grace: 200 * time.Millisecond}, Stderr: io.Discard})
+		srv, err := NewServer(ServeOptions{Argv: agentArgv("acp"), Agent: agent.Options{Grace: 200 * time.Millisecond}, Stderr: io.Discard})
 		if err != nil {
 			t.Fatal(err)
 		}

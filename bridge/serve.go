@@ -25,7 +25,7 @@ const DefaultKeepAlive = 15 * time.Second
 type ServeOptions struct {
 	// Argv is the agent's command line; one process per connection.
 	Argv  []string
-	Agent agent.AgentOptions
+	Agent agent.Options
 	// Path is the endpoint (default "/acp").
 	Path string
 	// Recorder receives every message as the client saw it, and the

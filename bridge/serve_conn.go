@@ -31,7 +31,7 @@ type serveConn struct {
 	id    string
 	num   uint32
 	srv   *Server
-	agent *agent.Agent
+	agent *agent.Process
 
 	stdinMu sync.Mutex // one writer to the agent's stdin at a time
 
@@ -70,7 +70,7 @@ func newConnID() string {
 // startConn spawns the agent for a new connection, in a slot the caller
 // has acquired, and starts reading its stdout and stderr.
 func (s *Server) startConn(ws func([]byte) error) (*serveConn, error) {
-	a, err := agent.StartAgent(context.Background(), s.opts.Argv, s.opts.Agent)
+	a, err := agent.Start(context.Background(), s.opts.Argv, s.opts.Agent)
 	if err != nil {
 		s.releaseSlot()
 		err = agent.WithHint(err, agent.HintServe)

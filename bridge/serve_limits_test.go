@@ -115,7 +115,7 @@ func TestServeReapsAbandonedConnections(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	before := measure(t)
 	var stderr testkit.Buffer
-	srv, err := NewServer(ServeOptions{Argv: shAgent(initOnly), Agent: agent.AgentOptions{Grace: time.Second},
+	srv, err := NewServer(ServeOptions{Argv: shAgent(initOnly), Agent: agent.Options{Grace: time.Second},
 		KeepAlive: -1, Stderr: &stderr, MaxConns: perWave, IdleTimeout: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -36,7 +36,7 @@ func startServe(t *testing.T, proto netkit.Proto, mod func(*ServeOptions)) *serv
 	rec := &netkit.Recorder{}
 	opts := ServeOptions{
 		Argv:      agentArgv("acp"),
-		Agent:     agent.AgentOptions{Grace: 500 * time.Millisecond},
+		Agent:     agent.Options{Grace: 500 * time.Millisecond},
 		Recorder:  rec,
 		KeepAlive: -1,
 		Stderr:    io.Discard,
@@ -410,7 +410,7 @@ func TestServeCORS(t *testing.T) {
 func TestServeNoGoroutineLeak(t *testing.T) {
 	before := runtime.NumGoroutine()
 	func() {
-		srv, err := NewServer(ServeOptions{Argv: agentArgv("acp"), Agent: agent.AgentOptions{Grace: 200 * time.Millisecond},
+		srv, err := NewServer(ServeOptions{Argv: agentArgv("acp"), Agent: agent.Options{Grace: 200 * time.Millisecond},
 			KeepAlive: 20 * time.Millisecond, Stderr: io.Discard})
 		if err != nil {
 			t.Fatal(err)

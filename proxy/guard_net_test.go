@@ -160,7 +160,7 @@ func TestHTTPProxyGuardAllows(t *testing.T) {
 // front of a real serve: serve checks Origin against the Host it sees,
 // the upstream's, so the proxy must hand it the upstream's origin.
 func TestHTTPProxySameOriginServe(t *testing.T) {
-	srv, err := bridge.NewServer(bridge.ServeOptions{Argv: agentArgv("acp"), Agent: agent.AgentOptions{Grace: 500 * time.Millisecond},
+	srv, err := bridge.NewServer(bridge.ServeOptions{Argv: agentArgv("acp"), Agent: agent.Options{Grace: 500 * time.Millisecond},
 		KeepAlive: -1, Stderr: io.Discard})
 	if err != nil {
 		t.Fatal(err)

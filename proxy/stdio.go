@@ -113,7 +113,7 @@ func Stdio(ctx context.Context, cfg StdioConfig) (Result, error) {
 		defer stop()
 		sigs = c
 	}
-	a, err := agent.StartAgent(context.Background(), cfg.Argv, agent.AgentOptions{Grace: cfg.Grace, Dir: cfg.Dir, Env: cfg.Env})
+	a, err := agent.Start(context.Background(), cfg.Argv, agent.Options{Grace: cfg.Grace, Dir: cfg.Dir, Env: cfg.Env})
 	if err != nil {
 		return Result{Exit: agent.ExitStatus{Code: agent.ExitCannotStart, Err: err}}, err
 	}

@@ -91,7 +91,7 @@ func replayAsClient(fs *flag.FlagSet, name string, argv []string) (int, error) {
 	ctx, stop := replaySignals()
 	defer stop()
 	grace, _ := fs.GetDuration("grace")
-	proc, err := agent.StartAgent(ctx, argv, agent.AgentOptions{Grace: grace})
+	proc, err := agent.Start(ctx, argv, agent.Options{Grace: grace})
 	if err != nil {
 		var se *agent.StartError
 		if errors.As(err, &se) {
@@ -137,7 +137,7 @@ func replayAsClient(fs *flag.FlagSet, name string, argv []string) (int, error) {
 
 // describeExit says how the agent ended, for a replay it left early; ""
 // when it is still running a moment after its pipes closed.
-func describeExit(proc *agent.Agent) string {
+func describeExit(proc *agent.Process) string {
 	select {
 	case <-proc.Done():
 	case <-time.After(time.Second):

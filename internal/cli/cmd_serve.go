@@ -81,7 +81,7 @@ func runServe(fs *flag.FlagSet, args []string) (int, error) {
 	}
 	// An agent that cannot run would fail every connection with a 502 and
 	// nothing on our stderr: say so once, now, as the stdio form does.
-	if err := agent.CheckAgent(args, agent.HintServe); err != nil {
+	if err := agent.CheckCommand(args, agent.HintServe); err != nil {
 		return agent.ExitCannotStart, err
 	}
 	l, err := door.Listen(lo)
