@@ -12,10 +12,10 @@ import (
 	"time"
 )
 
-// BenchConfig configures Bench. Agent and Proxy are required; sizes take
+// Config configures Run. Agent and Proxy are required; sizes take
 // defaults chosen so a run takes well under a minute on two cores.
-type BenchConfig struct {
-	// Agent is the test agent's command line; Bench appends a mode
+type Config struct {
+	// Agent is the test agent's command line; Run appends a mode
 	// ("echo", "burst N S").
 	Agent []string
 	// Proxy returns the command that runs acpscope's stdio proxy around
@@ -57,7 +57,7 @@ type BenchConfig struct {
 	Progress io.Writer
 }
 
-func (c BenchConfig) withDefaults() BenchConfig {
+func (c Config) withDefaults() Config {
 	def := func(v *int, d int) {
 		if *v == 0 {
 			*v = d
@@ -79,8 +79,8 @@ func (c BenchConfig) withDefaults() BenchConfig {
 	return c
 }
 
-// BenchRow is one setup's measurements. Zero values mean not measured.
-type BenchRow struct {
+// Row is one setup's measurements. Zero values mean not measured.
+type Row struct {
 	Key, Name string
 	RTT       Percentiles
 	MsgsPerS  float64 // MsgCount lines of MsgSize bytes
@@ -102,25 +102,25 @@ type BenchRow struct {
 	Err   error
 }
 
-// BenchReport is the result of one Bench run.
-type BenchReport struct {
-	Config BenchConfig
-	Rows   []*BenchRow
+// Report is the result of one Run.
+type Report struct {
+	Config Config
+	Rows   []*Row
 	Tee    string // the exact tee pipeline used for (c)
 }
 
 // ErrNoGo is returned when the minimal forwarder cannot be built.
 var ErrNoGo = errors.New("the go command is needed to build the minimal forwarder for the comparison; install Go or put it on PATH")
 
-// Bench measures, in one run, (a) the test agent driven directly, (b) a
+// Run measures, in one run, (a) the test agent driven directly, (b) a
 // minimal forwarding process built here, (c) a tee pipeline logging each
 // message with a timestamp, and (d) acpscope's stdio proxy with capture.
-func Bench(ctx context.Context, cfg BenchConfig) (*BenchReport, error) {
+func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cfg = cfg.withDefaults()
 	if len(cfg.Agent) == 0 || cfg.Proxy == nil {
 		return nil, errors.New("agent and proxy commands are required")
 	}
-	if err := CheckBenchSetups(cfg.Setups); err != nil {
+	if err := CheckSetups(cfg.Setups); err != nil {
 		return nil, err
 	}
 	if cfg.Dir == "" {
@@ -135,29 +135,29 @@ func Bench(ctx context.Context, cfg BenchConfig) (*BenchReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &BenchReport{Config: cfg, Tee: teeScript}
+	rep := &Report{Config: cfg, Tee: teeScript}
 	for _, s := range setups {
-		rep.Rows = append(rep.Rows, &BenchRow{Key: s.key, Name: s.name, CaptureLoss: -1})
+		rep.Rows = append(rep.Rows, &Row{Key: s.key, Name: s.name, CaptureLoss: -1})
 	}
 	runPhases(ctx, cfg, setups, rep.Rows)
 	return rep, nil
 }
 
-// BenchSetups are the setup keys Bench knows, in table order.
-var BenchSetups = []string{"a", "b", "c", "d", "e"}
+// Setups are the setup keys Run knows, in table order.
+var Setups = []string{"a", "b", "c", "d", "e"}
 
-// CheckBenchSetups reports, naming the valid keys, a key Bench does not
+// CheckSetups reports, naming the valid keys, a key Run does not
 // know: an unknown setup would otherwise be skipped without a word.
-func CheckBenchSetups(keys []string) error {
+func CheckSetups(keys []string) error {
 	for _, k := range keys {
-		if !slices.Contains(BenchSetups, k) {
+		if !slices.Contains(Setups, k) {
 			return fmt.Errorf("unknown setup %q; the setups are a (direct pipe), b (minimal forwarder), c (tee pipeline), d (acpscope with capture) and e (acpscope --no-capture)", k)
 		}
 	}
 	return nil
 }
 
-func wanted(cfg BenchConfig, key string) bool {
+func wanted(cfg Config, key string) bool {
 	if len(cfg.Setups) == 0 {
 		return key != "e"
 	}
@@ -174,15 +174,15 @@ func wanted(cfg BenchConfig, key string) bool {
 // runs in alternating repetitions) so that a machine whose load changes
 // during the run (two cores shared with other work) skews every setup
 // alike and the ratios stay meaningful.
-func runPhases(ctx context.Context, cfg BenchConfig, setups []*benchSetup, rows []*BenchRow) {
+func runPhases(ctx context.Context, cfg Config, setups []*benchSetup, rows []*Row) {
 	fmt.Fprintln(cfg.Progress, "acpscope bench: round trips")
 	interleaveRTT(ctx, cfg, setups, rows)
 	fmt.Fprintf(cfg.Progress, "acpscope bench: %d B lines\n", cfg.MsgSize)
-	repeatBursts(ctx, cfg, setups, rows, "msgs", cfg.MsgCount, cfg.MsgSize, func(row *BenchRow, r []burstResult) {
+	repeatBursts(ctx, cfg, setups, rows, "msgs", cfg.MsgCount, cfg.MsgSize, func(row *Row, r []burstResult) {
 		row.MsgsPerS = median(r, burstResult.linesPerS)
 	})
 	fmt.Fprintln(cfg.Progress, "acpscope bench: big lines")
-	repeatBursts(ctx, cfg, setups, rows, "big", cfg.BigCount, cfg.BigSize, func(row *BenchRow, r []burstResult) {
+	repeatBursts(ctx, cfg, setups, rows, "big", cfg.BigCount, cfg.BigSize, func(row *Row, r []burstResult) {
 		row.MBPerS = median(r, burstResult.mbPerS)
 	})
 	for i, s := range setups {
@@ -222,7 +222,7 @@ const (
 
 // interleaveRTT starts every setup's echo pipeline, then times round
 // trips in turns of rttBlock per setup.
-func interleaveRTT(ctx context.Context, cfg BenchConfig, setups []*benchSetup, rows []*BenchRow) {
+func interleaveRTT(ctx context.Context, cfg Config, setups []*benchSetup, rows []*Row) {
 	type live struct {
 		m     *benchRun
 		rtt   *rttState
@@ -272,7 +272,7 @@ func interleaveRTT(ctx context.Context, cfg BenchConfig, setups []*benchSetup, r
 
 // repeatBursts runs each setup's burst cfg.Reps times, alternating
 // setups, and hands each row its results.
-func repeatBursts(ctx context.Context, cfg BenchConfig, setups []*benchSetup, rows []*BenchRow, tag string, count, size int, set func(*BenchRow, []burstResult)) {
+func repeatBursts(ctx context.Context, cfg Config, setups []*benchSetup, rows []*Row, tag string, count, size int, set func(*Row, []burstResult)) {
 	results := make([][]burstResult, len(setups))
 	for rep := 0; rep < cfg.Reps; rep++ {
 		for i, s := range setups {
@@ -309,7 +309,7 @@ func median(rs []burstResult, f func(burstResult) float64) float64 {
 // runPaced has the agent send at the target rates, to see whether capture
 // keeps up with no loss there; the minimal forwarder runs them too, so
 // forwarding at those rates compares like with like.
-func runPaced(ctx context.Context, cfg BenchConfig, s *benchSetup, row *BenchRow) error {
+func runPaced(ctx context.Context, cfg Config, s *benchSetup, row *Row) error {
 	if cfg.PacedMsgRate > 0 {
 		r, err := s.burst(ctx, "paced-msgs", cfg.MsgCount, cfg.MsgSize, cfg.PacedMsgRate)
 		if err != nil {
@@ -381,7 +381,7 @@ func (s *benchSetup) burst(ctx context.Context, tag string, count, size, pace in
 }
 
 // note folds a finished run's RSS and capture loss into the row.
-func (row *BenchRow) note(m *benchRun) {
+func (row *Row) note(m *benchRun) {
 	row.PeakRSS = max(row.PeakRSS, m.peakRSS)
 	if m.captureLoss >= 0 {
 		row.CaptureLoss = max(row.CaptureLoss, 0) + m.captureLoss
@@ -415,4 +415,4 @@ func countLines(r io.Reader) (lines, n int64, d time.Duration, err error) {
 }
 
 // benchFile names a file in the bench directory.
-func benchFile(cfg BenchConfig, name string) string { return filepath.Join(cfg.Dir, name) }
+func benchFile(cfg Config, name string) string { return filepath.Join(cfg.Dir, name) }

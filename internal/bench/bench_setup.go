@@ -63,7 +63,7 @@ type benchSetup struct {
 	command func(tag string, agent []string) (*exec.Cmd, string)
 }
 
-func benchSetups(ctx context.Context, cfg BenchConfig) ([]*benchSetup, error) {
+func benchSetups(ctx context.Context, cfg Config) ([]*benchSetup, error) {
 	var all []*benchSetup
 	if wanted(cfg, "a") {
 		all = append(all, &benchSetup{key: "a", name: "(a) direct pipe", command: func(_ string, agent []string) (*exec.Cmd, string) {
@@ -113,7 +113,7 @@ func benchSetups(ctx context.Context, cfg BenchConfig) ([]*benchSetup, error) {
 
 // buildForwarder writes forwarderSource into its own module and builds it.
 func buildForwarder(ctx context.Context, dir string) (string, error) {
-	src := benchFile(BenchConfig{Dir: dir}, "forwarder-src")
+	src := benchFile(Config{Dir: dir}, "forwarder-src")
 	if err := os.MkdirAll(src, 0o700); err != nil {
 		return "", err
 	}
@@ -127,7 +127,7 @@ func buildForwarder(ctx context.Context, dir string) (string, error) {
 	if err != nil {
 		return "", ErrNoGo
 	}
-	bin := benchFile(BenchConfig{Dir: dir}, "forwarder")
+	bin := benchFile(Config{Dir: dir}, "forwarder")
 	build := exec.CommandContext(ctx, goCmd, "build", "-o", bin, ".")
 	build.Dir = src
 	build.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")

@@ -12,7 +12,7 @@ import (
 
 // Print writes the report as one table, each value followed by its ratio
 // to the minimal forwarder (b), then the targets and whether they hold.
-func (r *BenchReport) Print(w io.Writer) {
+func (r *Report) Print(w io.Writer) {
 	c := r.Config
 	base := r.row("b")
 	rss := "skipped"
@@ -29,11 +29,11 @@ func (r *BenchReport) Print(w io.Writer) {
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", row.Name,
-			durRatio(row.RTT.P50, baseDur(base, func(b *BenchRow) time.Duration { return b.RTT.P50 })),
-			durRatio(row.RTT.P99, baseDur(base, func(b *BenchRow) time.Duration { return b.RTT.P99 })),
-			durRatio(row.RTT.P999, baseDur(base, func(b *BenchRow) time.Duration { return b.RTT.P999 })),
-			rateRatio(row.MsgsPerS, baseRate(base, func(b *BenchRow) float64 { return b.MsgsPerS }), "%.0fk", 1e-3),
-			rateRatio(row.MBPerS, baseRate(base, func(b *BenchRow) float64 { return b.MBPerS }), "%.0f", 1),
+			durRatio(row.RTT.P50, baseDur(base, func(b *Row) time.Duration { return b.RTT.P50 })),
+			durRatio(row.RTT.P99, baseDur(base, func(b *Row) time.Duration { return b.RTT.P99 })),
+			durRatio(row.RTT.P999, baseDur(base, func(b *Row) time.Duration { return b.RTT.P999 })),
+			rateRatio(row.MsgsPerS, baseRate(base, func(b *Row) float64 { return b.MsgsPerS }), "%.0fk", 1e-3),
+			rateRatio(row.MBPerS, baseRate(base, func(b *Row) float64 { return b.MBPerS }), "%.0f", 1),
 			row.Loss, captureLoss(row), mib(row.PeakRSS), mib(row.RSSLine))
 	}
 	tw.Flush()
@@ -57,7 +57,7 @@ func (r *BenchReport) Print(w io.Writer) {
 }
 
 // printTargets checks the targets README states, as ratios within this run.
-func (r *BenchReport) printTargets(w io.Writer) {
+func (r *Report) printTargets(w io.Writer) {
 	b, d, c := r.row("b"), r.row("d"), r.row("c")
 	if b == nil || d == nil || b.Err != nil || d.Err != nil {
 		return
@@ -110,7 +110,7 @@ func (r *BenchReport) printTargets(w io.Writer) {
 // checkPacedForwarding compares forwarding where capture keeps up: at
 // each paced rate, what (d) achieved with no capture loss against what
 // (b) achieved at the same rate in the same run.
-func (r *BenchReport) checkPacedForwarding(check func(bool, string, ...any), b, d *BenchRow) {
+func (r *Report) checkPacedForwarding(check func(bool, string, ...any), b, d *Row) {
 	if len(d.Paced) == 0 || len(b.Paced) != len(d.Paced) {
 		check(false, "forwarding ≥ 0.8× the forwarder where capture keeps up: not measured (%d paced runs of (d), %d of (b); --paced-msgs and --paced-mb run them)", len(d.Paced), len(b.Paced))
 		return
@@ -138,7 +138,7 @@ func (r *BenchReport) checkPacedForwarding(check func(bool, string, ...any), b, 
 	check(ok, "forwarding ≥ 0.8× the forwarder where capture keeps up: %s", strings.Join(parts, "; "))
 }
 
-func (r *BenchReport) row(key string) *BenchRow {
+func (r *Report) row(key string) *Row {
 	for _, row := range r.Rows {
 		if row.Key == key {
 			return row
@@ -147,14 +147,14 @@ func (r *BenchReport) row(key string) *BenchRow {
 	return nil
 }
 
-func baseDur(base *BenchRow, f func(*BenchRow) time.Duration) time.Duration {
+func baseDur(base *Row, f func(*Row) time.Duration) time.Duration {
 	if base == nil || base.Err != nil {
 		return 0
 	}
 	return f(base)
 }
 
-func baseRate(base *BenchRow, f func(*BenchRow) float64) float64 {
+func baseRate(base *Row, f func(*Row) float64) float64 {
 	if base == nil || base.Err != nil {
 		return 0
 	}
@@ -200,7 +200,7 @@ func lossString(n int64) string {
 	return fmt.Sprint(n)
 }
 
-func captureLoss(row *BenchRow) string {
+func captureLoss(row *Row) string {
 	if row.CaptureLoss < 0 {
 		if row.Key == "d" {
 			return "?"

@@ -12,12 +12,12 @@ import (
 
 // benchConfig runs (d) as this test binary re-executed as the proxy
 // (see runPeer), with a real capture.Writer and fsync on.
-func benchConfig(tb testing.TB) BenchConfig {
+func benchConfig(tb testing.TB) Config {
 	exe, err := os.Executable()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return BenchConfig{
+	return Config{
 		Agent: agentArgv(),
 		Proxy: func(path string, agent []string) *exec.Cmd {
 			cmd := exec.Command(exe, agent...)
@@ -80,7 +80,7 @@ func benchBurst(b *testing.B, s *benchSetup, size int) {
 }
 
 func benchRSS(b *testing.B, s *benchSetup) {
-	row := &BenchRow{CaptureLoss: -1}
+	row := &Row{CaptureLoss: -1}
 	for range b.N {
 		r, err := s.burst(b.Context(), "rss", 1, 100<<20, 0)
 		if err != nil {
@@ -92,12 +92,12 @@ func benchRSS(b *testing.B, s *benchSetup) {
 }
 
 func reportRun(b *testing.B, m *benchRun) {
-	row := &BenchRow{CaptureLoss: -1}
+	row := &Row{CaptureLoss: -1}
 	row.note(m)
 	reportRow(b, row)
 }
 
-func reportRow(b *testing.B, row *BenchRow) {
+func reportRow(b *testing.B, row *Row) {
 	if row.PeakRSS > 0 {
 		b.ReportMetric(float64(row.PeakRSS)/(1<<20), "peak-RSS-MiB")
 	}
@@ -115,7 +115,7 @@ func BenchmarkStdioTable(b *testing.B) {
 	cfg := benchConfig(b)
 	cfg.RTTCount, cfg.MsgCount, cfg.BigCount = 5000, 200000, 5
 	for range b.N {
-		rep, err := Bench(b.Context(), cfg)
+		rep, err := Run(b.Context(), cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -138,7 +138,7 @@ func TestBenchSmoke(t *testing.T) {
 		cfg.BigSize, cfg.RSSSize = 64<<10, 256<<10
 	}
 	cfg.Setups = []string{"a", "b", "c", "d", "e"}
-	rep, err := Bench(t.Context(), cfg)
+	rep, err := Run(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestBenchSmoke(t *testing.T) {
 // TestBenchTargetsWithoutPacedRuns: with the paced runs skipped, the
 // forwarding target is reported as not measured rather than left out.
 func TestBenchTargetsWithoutPacedRuns(t *testing.T) {
-	rep := &BenchReport{Rows: []*BenchRow{
+	rep := &Report{Rows: []*Row{
 		{Key: "b", Name: "(b) minimal forwarder", MsgsPerS: 3e6, MBPerS: 800, CaptureLoss: -1},
 		{Key: "d", Name: "(d) acpscope, capture on", MsgsPerS: 2e6, MBPerS: 400},
 	}}
@@ -202,7 +202,7 @@ func TestBenchPacedTargets(t *testing.T) {
 			paced := func(loss int64) []PacedRun {
 				return []PacedRun{{Target: "500k msgs/s", Achieved: 500, Unit: "k msgs/s", Goal: 500, Sent: tt.sent, CaptureLoss: loss}}
 			}
-			rep := &BenchReport{Rows: []*BenchRow{
+			rep := &Report{Rows: []*Row{
 				{Key: "b", Name: "(b) minimal forwarder", CaptureLoss: -1, Paced: paced(-1)},
 				{Key: "d", Name: "(d) acpscope, capture on", Paced: paced(tt.lost)},
 			}}
