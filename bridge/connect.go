@@ -62,19 +62,57 @@ func Connect(ctx context.Context, opts ConnectOptions) error {
 	if opts.H2C && opts.HTTP1 {
 		return errors.New("connect: H2C and HTTP1 both set; choose cleartext HTTP/2 or HTTP/1.1")
 	}
-	b := &bridge{opts: opts, rec: tap.Or(opts.Recorder), url: u, lost: make(chan error, 1)}
-	b.jar, _ = cookiejar.New(nil)
+	c := &connector{opts: opts, rec: tap.Or(opts.Recorder), url: u, lost: make(chan error, 1)}
+	c.jar, _ = cookiejar.New(nil)
+	var l link
 	switch u.Scheme {
 	case "ws", "wss":
-		return b.runWS(ctx)
+		l, err = c.dialWS(ctx)
 	case "http", "https":
-		return b.runHTTP(ctx)
+		l = c.openHTTP(ctx)
+	default:
+		return fmt.Errorf("%w %q: the scheme must be http, https, ws or wss", ErrUpstreamURL, opts.URL)
 	}
-	return fmt.Errorf("%w %q: the scheme must be http, https, ws or wss", ErrUpstreamURL, opts.URL)
+	if err != nil {
+		return err
+	}
+	return c.run(ctx, l)
 }
 
-// bridge is the state shared by both transports of connect.
-type bridge struct {
+// link is connect's connection to the server over one transport,
+// Streamable HTTP (httpLink) or WebSocket (wsLink): what a message
+// transport offers the bridge. Messages from the server are received by
+// the link's own goroutines and handed to the connector's emit, in the
+// order the link restores; a fatal problem is reported through the
+// connector's fail.
+type link interface {
+	// send carries one editor message (a stdin line) to the server.
+	send(msg []byte) error
+	// close ends the connection, politely when clean (the editor closed
+	// stdin: the server is told, and answers still due may arrive
+	// first), and returns once the link's goroutines have ended or a
+	// bound has passed.
+	close(clean bool)
+}
+
+// run carries stdin to the link until stdin ends, the link is lost or ctx
+// ends, then closes the link.
+func (b *connector) run(ctx context.Context, l link) error {
+	stdinDone := make(chan error, 1)
+	go func() { stdinDone <- readLines(b.opts.Stdin, l.send) }() // stdin pump: ends at EOF or a fatal error
+	var result error
+	select {
+	case result = <-stdinDone:
+	case result = <-b.lost:
+	case <-ctx.Done():
+		result = ctx.Err()
+	}
+	l.close(result == nil)
+	return result
+}
+
+// connector is the state shared by both links of connect.
+type connector struct {
 	opts ConnectOptions
 	rec  tap.Recorder
 	url  *url.URL
@@ -91,7 +129,7 @@ type bridge struct {
 // message may be pretty-printed) would break stdio framing, so its line
 // breaks, which JSON only allows between tokens, become spaces: the same
 // length, the same JSON value.
-func (b *bridge) emit(msg []byte) error {
+func (b *connector) emit(msg []byte) error {
 	line := make([]byte, 0, len(msg)+1)
 	line = append(append(line, msg...), '\n')
 	for i, c := range line[:len(msg)] {
@@ -108,12 +146,12 @@ func (b *bridge) emit(msg []byte) error {
 }
 
 // fail reports the first fatal error; later ones are dropped.
-func (b *bridge) fail(err error) {
+func (b *connector) fail(err error) {
 	b.lostOnce.Do(func() { b.lost <- err })
 }
 
 // authHeader adds the bearer token, if any.
-func (b *bridge) authHeader(h http.Header) {
+func (b *connector) authHeader(h http.Header) {
 	if b.opts.AuthToken != "" {
 		h.Set("Authorization", "Bearer "+b.opts.AuthToken)
 	}

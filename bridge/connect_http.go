@@ -17,16 +17,17 @@ import (
 	"github.com/acpscope/acpscope/wire"
 )
 
-// httpBridge is connect over Streamable HTTP: each stdin line is one
+// httpLink is connect over Streamable HTTP: each stdin line is one
 // POST; agent messages come from the connection-scoped GET stream (opened
 // after initialize's 200), one GET stream per session (opened when a
 // session/new, load, fork or resume response reveals the session), JSON
 // POST replies and SSE-answered POSTs (older dialects).
-type httpBridge struct {
-	*bridge
+type httpLink struct {
+	*connector
 	client *http.Client
-	ctx    context.Context // ends the GET streams
-	closed atomic.Bool     // stdin ended: stream ends are expected
+	ctx    context.Context    // ends the GET streams
+	cancel context.CancelFunc // ends ctx
+	closed atomic.Bool        // stdin ended: stream ends are expected
 
 	mu        sync.Mutex
 	connID    string
@@ -47,42 +48,39 @@ type clientReq struct {
 	method, sessionID string
 }
 
-func (b *bridge) runHTTP(ctx context.Context) error {
+// openHTTP makes the link; nothing is sent until the editor's first
+// message (initialize), whose answer opens the connection.
+func (b *connector) openHTTP(ctx context.Context) *httpLink {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	t, why := b.transport(ctx)
-	h := &httpBridge{bridge: b, client: &http.Client{Transport: t, Jar: b.jar}, ctx: ctx, why: why,
+	h := &httpLink{connector: b, client: &http.Client{Transport: t, Jar: b.jar}, ctx: ctx, cancel: cancel, why: why,
 		reqs: map[string]clientReq{}, agentReqs: map[string]string{}, open: map[string]bool{},
 		lastEvent: map[string]time.Time{}}
 	h.order = newSequencer(h.deliver, b.fail)
-	defer h.order.stop()
-	defer h.client.CloseIdleConnections()
-	stdinDone := make(chan error, 1)
-	go func() { stdinDone <- readLines(b.opts.Stdin, h.send) }() // stdin pump: ends at EOF or a fatal error
-	var result error
-	select {
-	case result = <-stdinDone:
-	case result = <-b.lost:
-	case <-ctx.Done():
-		result = ctx.Err()
-	}
+	return h
+}
+
+// close deletes the connection on the server when clean, so its agent
+// stops at once, then ends the GET streams and waits for their readers.
+func (h *httpLink) close(clean bool) {
 	h.closed.Store(true)
-	if result == nil {
+	if clean {
 		h.deleteConnection()
 	}
-	cancel()
+	h.cancel()
 	done := make(chan struct{})
-	go func() { h.streams.Wait(); close(done) }()
+	go func() { h.streams.Wait(); close(done) }() // waiter: ends when every stream reader has
 	select {
 	case <-done:
 	case <-time.After(2 * time.Second):
 	}
-	return result
+	h.order.stop()
+	h.client.CloseIdleConnections()
 }
 
 // envelope describes a frame of a request connect made, in the HTTP
 // version of the latest response (the transport's, which stays the same).
-func (h *httpBridge) envelope(req *http.Request, stream string, status int, hdr http.Header) *wire.Envelope {
+func (h *httpLink) envelope(req *http.Request, stream string, status int, hdr http.Header) *wire.Envelope {
 	h.mu.Lock()
 	proto := h.proto
 	h.mu.Unlock()
@@ -101,7 +99,7 @@ func (h *httpBridge) envelope(req *http.Request, stream string, status int, hdr 
 
 // newRequest builds a request carrying the connection and, when given,
 // the session.
-func (h *httpBridge) newRequest(method string, body []byte, sessionID string) *http.Request {
+func (h *httpLink) newRequest(method string, body []byte, sessionID string) *http.Request {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -124,7 +122,7 @@ func (h *httpBridge) newRequest(method string, body []byte, sessionID string) *h
 }
 
 // send POSTs one editor message and handles the immediate answer.
-func (h *httpBridge) send(line []byte) error {
+func (h *httpLink) send(line []byte) error {
 	m := wire.Classify(line)
 	sid := h.learnClient(&m)
 	req := h.newRequest(http.MethodPost, line, sid)
@@ -187,7 +185,7 @@ func (h *httpBridge) send(line []byte) error {
 // refused handles an error status: the connection is gone (404, 5xx) or
 // this one message was refused, which the editor learns as a JSON-RPC
 // error when it was a request (it would wait forever otherwise).
-func (h *httpBridge) refused(m *wire.Message, status int, body []byte) error {
+func (h *httpLink) refused(m *wire.Message, status int, body []byte) error {
 	text := fmt.Sprintf("the server answered %d %s: %s", status, http.StatusText(status), bytes.TrimSpace(body))
 	if status == http.StatusNotFound || status >= 500 {
 		return lostf("%s", text)
@@ -205,7 +203,7 @@ func jsonString(s string) (string, error) {
 	return string(b), err
 }
 
-func (h *httpBridge) needsConnection() bool {
+func (h *httpLink) needsConnection() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.connID == ""
@@ -213,7 +211,7 @@ func (h *httpBridge) needsConnection() bool {
 
 // adoptConnection learns the connection id from a response: the RFD's
 // Acp-Connection-Id, or goose's older Acp-Session-Id.
-func (h *httpBridge) adoptConnection(hdr http.Header) {
+func (h *httpLink) adoptConnection(hdr http.Header) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if id := hdr.Get(acphttp.HeaderConnectionID); id != "" {
@@ -225,7 +223,7 @@ func (h *httpBridge) adoptConnection(hdr http.Header) {
 
 // afterInitialize opens the connection-scoped stream once the connection
 // exists (RFD dialect), before the initialize reply reaches the editor.
-func (h *httpBridge) afterInitialize(m *wire.Message) error {
+func (h *httpLink) afterInitialize(m *wire.Message) error {
 	if m.Method != "initialize" {
 		return nil
 	}
@@ -244,7 +242,7 @@ func (h *httpBridge) afterInitialize(m *wire.Message) error {
 // the agent replays before it answers has a stream to arrive on, and
 // precedes the answer. A server that refuses a stream for a session it
 // does not know yet gets another try after the POST (afterLoad).
-func (h *httpBridge) beforeLoad(m *wire.Message) error {
+func (h *httpLink) beforeLoad(m *wire.Message) error {
 	sid, ok := h.claimLoadStream(m)
 	if !ok {
 		return nil
@@ -260,7 +258,7 @@ func (h *httpBridge) beforeLoad(m *wire.Message) error {
 
 // afterLoad opens a session's stream as soon as session/load or
 // session/resume is accepted, when it could not be opened before.
-func (h *httpBridge) afterLoad(m *wire.Message) error {
+func (h *httpLink) afterLoad(m *wire.Message) error {
 	sid, ok := h.claimLoadStream(m)
 	if !ok {
 		return nil
@@ -270,7 +268,7 @@ func (h *httpBridge) afterLoad(m *wire.Message) error {
 
 // claimLoadStream returns the session of a session/load or
 // session/resume request whose stream is not open yet, and marks it open.
-func (h *httpBridge) claimLoadStream(m *wire.Message) (string, bool) {
+func (h *httpLink) claimLoadStream(m *wire.Message) (string, bool) {
 	if m.Kind != wire.KindRequest || (m.Method != "session/load" && m.Method != "session/resume") || m.SessionID == "" {
 		return "", false
 	}
@@ -283,14 +281,14 @@ func (h *httpBridge) claimLoadStream(m *wire.Message) (string, bool) {
 
 // openStream opens a GET stream (the connection's when sessionID is "")
 // and starts its reader; a refused session stream is a warning.
-func (h *httpBridge) openStream(sessionID string) error {
+func (h *httpLink) openStream(sessionID string) error {
 	_, err := h.tryStream(sessionID, true)
 	return err
 }
 
 // tryStream opens a GET stream and starts its reader; it reports
 // whether the stream opened. A refused session stream is no error.
-func (h *httpBridge) tryStream(sessionID string, warn bool) (bool, error) {
+func (h *httpLink) tryStream(sessionID string, warn bool) (bool, error) {
 	req := h.newRequest(http.MethodGet, nil, sessionID)
 	req.Header.Set("Accept", "text/event-stream")
 	resp, err := h.client.Do(req)
@@ -322,7 +320,7 @@ func (h *httpBridge) tryStream(sessionID string, warn bool) (bool, error) {
 
 // readStream delivers each event of an SSE response to the editor. The
 // connection stream ending while stdin is open means the server is gone.
-func (h *httpBridge) readStream(req *http.Request, resp *http.Response, stream, sessionID string) {
+func (h *httpLink) readStream(req *http.Request, resp *http.Response, stream, sessionID string) {
 	defer h.streams.Done()
 	defer resp.Body.Close()
 	var d wire.SSEDecoder
@@ -375,7 +373,7 @@ func (h *httpBridge) readStream(req *http.Request, resp *http.Response, stream, 
 
 // noteProto learns the HTTP version from a response and, the first
 // time, says which one connect speaks and why.
-func (h *httpBridge) noteProto(resp *http.Response) {
+func (h *httpLink) noteProto(resp *http.Response) {
 	h.mu.Lock()
 	first := h.proto == ""
 	h.proto = resp.Proto
@@ -392,7 +390,7 @@ func (h *httpBridge) noteProto(resp *http.Response) {
 
 // deliver passes one agent message to the editor, first opening the
 // stream of a session it reveals, so nothing of that session is missed.
-func (h *httpBridge) deliver(msg []byte) error {
+func (h *httpLink) deliver(msg []byte) error {
 	m := wire.Classify(msg)
 	if sid := h.learnAgent(&m); sid != "" {
 		if err := h.openStream(sid); err != nil {
@@ -404,7 +402,7 @@ func (h *httpBridge) deliver(msg []byte) error {
 
 // learnClient notes a client message and returns the session its POST
 // belongs to (for Acp-Session-Id).
-func (h *httpBridge) learnClient(m *wire.Message) string {
+func (h *httpLink) learnClient(m *wire.Message) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch m.Kind {
@@ -423,7 +421,7 @@ func (h *httpBridge) learnClient(m *wire.Message) string {
 
 // learnAgent notes an agent message and returns a session whose stream
 // must be opened now ("" when none).
-func (h *httpBridge) learnAgent(m *wire.Message) string {
+func (h *httpLink) learnAgent(m *wire.Message) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch m.Kind {
@@ -452,7 +450,7 @@ func (h *httpBridge) learnAgent(m *wire.Message) string {
 
 // deleteConnection ends the connection on the server when the editor is
 // done, so its agent stops at once.
-func (h *httpBridge) deleteConnection() {
+func (h *httpLink) deleteConnection() {
 	h.mu.Lock()
 	connID := h.connID
 	h.mu.Unlock()

@@ -103,7 +103,7 @@ const (
 // holdLoadAnswer delays an unnumbered message from the connection stream
 // that answers a session/load or session/resume whose session stream is
 // open, until that stream has been quiet (see answerQuiet).
-func (h *httpBridge) holdLoadAnswer(msg []byte) {
+func (h *httpLink) holdLoadAnswer(msg []byte) {
 	m := wire.Classify(msg)
 	if m.Kind != wire.KindResponse && m.Kind != wire.KindError {
 		return

@@ -24,7 +24,7 @@ var h2Preface = []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00
 // forced by --http1 or --h2c; over TLS, what ALPN negotiates (HTTP/2
 // when the server offers it); in clear, cleartext HTTP/2 with prior
 // knowledge when a probe finds the server speaks it, else HTTP/1.1.
-func (b *bridge) transport(ctx context.Context) (http.RoundTripper, string) {
+func (b *connector) transport(ctx context.Context) (http.RoundTripper, string) {
 	if b.opts.HTTP1 {
 		return acphttp.HTTP1Transport(b.opts.UnsafeInsecure), "--http1"
 	}

@@ -19,16 +19,28 @@ import (
 // exactly one.
 const connectConn = 1
 
-// runWS bridges stdio to one WebSocket: each stdin line is one text
+// wsLink is connect over one WebSocket: each stdin line is one text
 // message, each text message one stdout line. Binary messages are
 // recorded and ignored.
-func (b *bridge) runWS(ctx context.Context) error {
+type wsLink struct {
+	*connector
+	ws      *websocket.Conn
+	env     func(stream string, status int, h http.Header) *wire.Envelope
+	pending *pendingIDs
+
+	writeMu    sync.Mutex  // one message at a time on the socket
+	closing    atomic.Bool // close has begun: the socket's end is expected
+	readerDone chan struct{}
+}
+
+// dialWS opens the WebSocket and starts its reader.
+func (b *connector) dialWS(ctx context.Context) (*wsLink, error) {
 	d := websocket.Dialer{Jar: b.jar, TLSClientConfig: acphttp.TLSClientConfig(b.opts.UnsafeInsecure), HandshakeTimeout: 30 * time.Second}
 	h := http.Header{}
 	b.authHeader(h)
 	ws, resp, err := d.DialContext(ctx, b.url.String(), h)
 	if err != nil {
-		return b.dialError(resp, err)
+		return nil, b.dialError(resp, err)
 	}
 	connID := resp.Header.Get(acphttp.HeaderConnectionID)
 	env := func(stream string, status int, hh http.Header) *wire.Envelope {
@@ -39,73 +51,68 @@ func (b *bridge) runWS(ctx context.Context) error {
 		return e
 	}
 	b.rec.Frame(connectConn, wire.DirAgent, tap.Now(), nil, 0, env(wire.StreamHTTPControl, resp.StatusCode, resp.Header))
+	w := &wsLink{connector: b, ws: ws, env: env, pending: &pendingIDs{ids: map[string]bool{}}, readerDone: make(chan struct{})}
+	go w.read() // reader: ends when the socket closes
+	return w, nil
+}
 
-	var closing atomic.Bool
-	pending := &pendingIDs{ids: map[string]bool{}}
-	readerDone := make(chan struct{})
-	go func() { // reader: ends when the socket closes
-		defer close(readerDone)
-		for {
-			mt, msg, err := ws.ReadMessage()
-			if err != nil {
-				if !closing.Load() {
-					b.fail(lostf("the WebSocket to %s ended: %v", b.url, err))
-				}
-				return
+// read delivers each text message to the editor until the socket closes.
+func (w *wsLink) read() {
+	defer close(w.readerDone)
+	for {
+		mt, msg, err := w.ws.ReadMessage()
+		if err != nil {
+			if !w.closing.Load() {
+				w.fail(lostf("the WebSocket to %s ended: %v", w.url, err))
 			}
-			if mt == websocket.BinaryMessage {
-				b.rec.Frame(connectConn, wire.DirAgent, tap.Now(), msg, wire.FlagBinary, env(wire.StreamWebSocket, 0, nil))
-				continue
-			}
-			// Recorded before the editor sees it, so its answer is
-			// never recorded first.
-			b.rec.Frame(connectConn, wire.DirAgent, tap.Now(), msg, 0, env(wire.StreamWebSocket, 0, nil))
-			pending.answered(msg)
-			if err := b.emit(msg); err != nil {
-				b.fail(err)
-				return
-			}
+			return
 		}
-	}()
-	var writeMu sync.Mutex
-	stdinDone := make(chan error, 1)
-	go func() { // stdin pump: ends at stdin EOF or a write error
-		stdinDone <- readLines(b.opts.Stdin, func(line []byte) error {
-			writeMu.Lock()
-			defer writeMu.Unlock()
-			b.rec.Frame(connectConn, wire.DirClient, tap.Now(), line, 0, env(wire.StreamWebSocket, 0, nil))
-			pending.sent(line)
-			if err := ws.WriteMessage(websocket.TextMessage, line); err != nil {
-				return lostf("writing to the WebSocket: %v", err)
-			}
-			return nil
-		})
-	}()
-	var result error
-	select {
-	case result = <-stdinDone:
-		if result == nil {
-			// The editor is done: let the answers to its last requests
-			// arrive (as they would over HTTP), for a while.
-			pending.wait(wsDrainWait, readerDone)
+		if mt == websocket.BinaryMessage {
+			w.rec.Frame(connectConn, wire.DirAgent, tap.Now(), msg, wire.FlagBinary, w.env(wire.StreamWebSocket, 0, nil))
+			continue
 		}
-	case result = <-b.lost:
-	case <-ctx.Done():
-		result = ctx.Err()
+		// Recorded before the editor sees it, so its answer is
+		// never recorded first.
+		w.rec.Frame(connectConn, wire.DirAgent, tap.Now(), msg, 0, w.env(wire.StreamWebSocket, 0, nil))
+		w.pending.answered(msg)
+		if err := w.emit(msg); err != nil {
+			w.fail(err)
+			return
+		}
 	}
-	closing.Store(true)
-	ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(acphttp.WSControlWait))
+}
+
+// send writes one editor message as a text message.
+func (w *wsLink) send(line []byte) error {
+	w.writeMu.Lock()
+	defer w.writeMu.Unlock()
+	w.rec.Frame(connectConn, wire.DirClient, tap.Now(), line, 0, w.env(wire.StreamWebSocket, 0, nil))
+	w.pending.sent(line)
+	if err := w.ws.WriteMessage(websocket.TextMessage, line); err != nil {
+		return lostf("writing to the WebSocket: %v", err)
+	}
+	return nil
+}
+
+// close sends the close frame, after, when clean, letting the answers
+// to the editor's last requests arrive (as they would over HTTP) for a
+// while, and waits a moment for the reader to see the server's close.
+func (w *wsLink) close(clean bool) {
+	if clean {
+		w.pending.wait(wsDrainWait, w.readerDone)
+	}
+	w.closing.Store(true)
+	w.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(acphttp.WSControlWait))
 	select {
-	case <-readerDone:
+	case <-w.readerDone:
 	case <-time.After(2 * time.Second):
 	}
-	ws.Close()
-	return result
+	w.ws.Close()
 }
 
 // dialError says why a connection could not be made, with the server's
 // own words when it answered.
-func (b *bridge) dialError(resp *http.Response, err error) error {
+func (b *connector) dialError(resp *http.Response, err error) error {
 	if resp == nil {
 		return unreachable(b.url, err)
 	}
