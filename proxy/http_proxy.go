@@ -70,7 +70,7 @@ const DefaultMaxInFlight = 256
 // WebSocket. It forwards bytes unchanged and records a parsed copy.
 //
 // Concurrency: every request runs on the goroutine net/http gives it; the
-// response is written there and tapped after each write, and the request
+// response is written there and tapped before each write, and the request
 // body is tapped on whichever goroutine the transport reads it from
 // (bodyTap locks). A WebSocket adds two pump goroutines, one per
 // direction, that end when either side closes; Close closes the sockets.

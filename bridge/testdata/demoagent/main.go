@@ -1,5 +1,5 @@
 // Command demoagent runs the built-in demo agent on stdin/stdout for the
-// proxy package's end-to-end tests. With ACPSCOPE_TEE_DIR set it also
+// bridge package's end-to-end tests. With ACPSCOPE_TEE_DIR set it also
 // appends every byte it reads to $ACPSCOPE_TEE_DIR/in.PID and every byte
 // it writes to out.PID, so a test can byte-compare what the agent saw with
 // what the client saw.
