@@ -7,10 +7,10 @@ import (
 	"net/url"
 )
 
-// Sentinel errors of the HTTP and WebSocket transports.
+// Sentinel errors of connect.
 var (
-	// ErrUpstreamURL is wrapped when --upstream or connect's URL is not
-	// an http, https, ws or wss URL.
+	// ErrUpstreamURL is wrapped when connect's URL is not an http,
+	// https, ws or wss URL.
 	ErrUpstreamURL = errors.New("bad upstream URL")
 	// ErrConnectionLost is wrapped when connect loses the server: the
 	// connection's state lives there, so connect does not reconnect.
