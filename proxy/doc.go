@@ -1,30 +1,45 @@
-// Package proxy holds acpscope's transports. The stdio proxy spawns an
-// agent in its own process group, forwards the editor's stdin to the
-// agent and the agent's stdout to the editor byte for byte as the bytes
-// arrive (one write per read, no framing, no size limit), passes the
-// agent's stderr through, forwards SIGINT, SIGTERM and SIGHUP to the
-// agent's whole group, stops an agent that lingers with the ladder close
-// stdin → SIGTERM → SIGKILL (after stdin EOF the first grace counts from
-// the agent's last output, so one still writing is never cut off), and
-// exits with the agent's status (128+N for signal N, 127 when it cannot
-// be started). Every chunk it forwards is
-// handed afterwards to a Recorder (a *capture.Writer in the real program),
-// which copies the bytes and never blocks, so capture can never stall or
-// alter the wire. On Linux the agent also gets SIGTERM from the kernel if
-// the proxy itself dies without stopping it.
+// Package proxy forwards bytes between an editor and an agent, and hands
+// a copy of what it forwards to a tap.Recorder (a *capture.Writer in the
+// real program), which never blocks, so capture can never stall or alter
+// the wire.
+//
+// The stdio proxy (Stdio) starts the agent through package agent,
+// forwards the editor's stdin to it and its stdout to the editor byte for
+// byte as the bytes arrive (one write per read, no framing, no size
+// limit), passes its stderr through, forwards SIGINT, SIGTERM and SIGHUP
+// to its whole process group, stops an agent that lingers with the
+// ladder close stdin → SIGTERM → SIGKILL (after stdin EOF the first grace
+// counts from the agent's last output, so one still writing is never cut
+// off), and exits with the agent's status (128+N for signal N, 127 when
+// it cannot be started). Each chunk is tapped just before it is written
+// on, so an answer is never recorded before what it answers.
+//
+// The HTTP proxy (HTTPProxy) is a reverse proxy on one endpoint for ACP
+// over Streamable HTTP (POST, SSE GET, DELETE; HTTP/1.1, cleartext
+// HTTP/2, TLS) and WebSocket: bodies, events and messages pass unchanged
+// and are recorded whole, each before the other side can see it. Its
+// listener and guard are package door's; what it shares with the bridges
+// (envelope headers, bounds, upstream transports) is package acphttp's.
+//
+// It knows nothing of what the messages mean, how they are stored, or
+// how a stdio peer is joined to an HTTP one (package bridge).
 //
 // # Concurrency
 //
-// An Agent owns one goroutine (the reaper) that waits for the process and
-// closes Done; Shutdown, Escalate and Signal may be called from any
-// goroutine; Terminate too. RunStdio owns three pump goroutines, one per stream
-// (stdin→agent, agent stdout→stdout, agent stderr→stderr), each with its
-// own reusable buffer and no lock shared with anything else, and at most
-// one ladder goroutine; it returns after the agent has been reaped and its
-// output drained. Pumps are stopped by closing the pipes we own or, for
-// the editor's stdin, a read deadline when the reader supports one (pipes
+// Stdio owns three pump goroutines, one per stream (stdin→agent, agent
+// stdout→stdout, agent stderr→stderr), each with its own reusable buffer
+// and no lock shared with anything else, and at most one ladder
+// goroutine; it returns after the agent has been reaped and its output
+// drained. Pumps are stopped by closing the pipes we own or, for the
+// editor's stdin, a read deadline when the reader supports one (pipes
 // do). A pump that cannot be stopped (a blocking stdin, an editor that
 // never reads our stdout) is muted, its stream's end is recorded for it,
 // and it is left behind; that only matters to a caller that keeps running
-// after RunStdio, which the acpscope command does not.
+// after Stdio, which the acpscope command does not.
+//
+// HTTPProxy runs each request on the goroutine net/http gives it; the
+// response is written there and tapped before each write, and the
+// request body is tapped on whichever goroutine the transport reads it
+// from (bodyTap locks). A WebSocket adds two pump goroutines, one per
+// direction, that end when either side closes; Close closes the sockets.
 package proxy

@@ -9,17 +9,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpscope/acpscope/internal/tap"
+	"github.com/acpscope/acpscope/internal/testkit/netkit"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gorilla/websocket"
 )
 
 // countingRecorder stands in for capture.Writer in benchmarks: it touches
 // every byte handed over, as the writer's copy would, and keeps nothing.
-type countingRecorder struct{ frames, bytes atomic.Int64 }
+type countingRecorder struct {
+	tap.Discard
+	frames, bytes atomic.Int64
+}
 
 func (c *countingRecorder) Frame(_ uint32, _ wire.Dir, _ int64, b []byte, _ wire.Flags, _ *wire.Envelope) {
 	c.frames.Add(1)
 	c.bytes.Add(int64(len(b)))
+}
+
+func (c *countingRecorder) TakeFrame(conn uint32, dir wire.Dir, t int64, b []byte, flags wire.Flags, env *wire.Envelope) {
+	c.Frame(conn, dir, t, b, flags, env)
 }
 
 // sseBurst serves one GET stream of n events of size bytes, then ends it.
@@ -56,14 +65,14 @@ func getStream(b *testing.B, c *http.Client, url string) int64 {
 func BenchmarkSSEPath(b *testing.B) {
 	for _, size := range []int{200, 16 << 10} {
 		b.Run(fmt.Sprintf("event=%dB", size), func(b *testing.B) {
-			up := startServer(b, protoH1, sseBurst(500, size))
+			up := netkit.StartServer(b, netkit.H1, sseBurst(500, size))
 			rec := &countingRecorder{}
 			p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: up.URL + "/acp", Recorder: rec})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer p.Close()
-			front := startServer(b, protoH1, p)
+			front := netkit.StartServer(b, netkit.H1, p)
 			c := &http.Client{Transport: &http.Transport{DisableCompression: true}}
 			var direct, proxied time.Duration
 			var bytes int64
@@ -110,14 +119,14 @@ func wsEcho() http.Handler {
 // upstream and through the recording proxy, in the same run, and reports
 // the time ratio (proxied/direct).
 func BenchmarkWSPath(b *testing.B) {
-	up := startServer(b, protoH1, wsEcho())
+	up := netkit.StartServer(b, netkit.H1, wsEcho())
 	rec := &countingRecorder{}
 	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: up.URL + "/acp", Recorder: rec})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer p.Close()
-	front := startServer(b, protoH1, p)
+	front := netkit.StartServer(b, netkit.H1, p)
 	dial := func(base string) *websocket.Conn {
 		c, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+"/acp", nil)
 		if err != nil {

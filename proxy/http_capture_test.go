@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/acphttp"
+	"github.com/acpscope/acpscope/internal/testkit/netkit"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -22,20 +24,20 @@ func TestHTTPProxyRealCapture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	up := newFakeUpstream(t)
-	upSrv := startServer(t, protoH1, up)
+	up := netkit.NewFakeUpstream()
+	upSrv := netkit.StartServer(t, netkit.H1, up)
 	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upSrv.URL + "/acp", Recorder: w})
 	if err != nil {
 		t.Fatal(err)
 	}
-	front := startServer(t, protoH1, p)
-	c := clientFor(t, protoH1, front)
-	resp := post(t, c, front.URL+"/acp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`,
+	front := netkit.StartServer(t, netkit.H1, p)
+	c := netkit.ClientFor(t, netkit.H1, front)
+	resp := netkit.Post(t, c, front.URL+"/acp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`,
 		map[string]string{"Authorization": "Bearer s3cret-token"})
-	readAll(t, resp.Body)
-	resp = post(t, c, front.URL+"/acp", `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{}}`,
-		map[string]string{HeaderConnectionID: "conn-1", "Cookie": "sticky=node-7"})
-	readAll(t, resp.Body)
+	netkit.ReadAll(t, resp.Body)
+	resp = netkit.Post(t, c, front.URL+"/acp", `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{}}`,
+		map[string]string{acphttp.HeaderConnectionID: "conn-1", "Cookie": "sticky=node-7"})
+	netkit.ReadAll(t, resp.Body)
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("session/new: %d", resp.StatusCode)
 	}

@@ -11,12 +11,14 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/acpscope/acpscope/internal/acphttp"
+	"github.com/acpscope/acpscope/internal/door"
+	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/gorilla/websocket"
 )
 
@@ -29,9 +31,9 @@ type HTTPProxyOptions struct {
 	// unrecorded. Default: Upstream's path, or "/acp".
 	Path string
 	// Recorder receives every message; nil records nothing.
-	Recorder FrameRecorder
+	Recorder tap.Recorder
 	// Listen, AllowHosts, AllowOrigins and AuthToken are the guard's
-	// (see GuardOptions): the listener's addresses, further Host values
+	// (see door.GuardOptions): the listener's addresses, further Host values
 	// and browser origins allowed, and the bearer token required.
 	Listen       []string
 	AllowHosts   []string
@@ -49,7 +51,7 @@ type HTTPProxyOptions struct {
 	// https:// upstreams negotiate through TLS either way.
 	UpstreamProtocol string
 	// MaxMessageSize bounds a request body or WebSocket message on the
-	// endpoint (0 means DefaultMaxMessageSize): a longer one gets 413 or
+	// endpoint (0 means acphttp.DefaultMaxMessageSize): a longer one gets 413 or
 	// a 1009 close and never reaches the upstream.
 	MaxMessageSize int64
 	// MaxInFlight caps requests in flight, open SSE streams and
@@ -68,18 +70,18 @@ const DefaultMaxInFlight = 256
 // WebSocket. It forwards bytes unchanged and records a parsed copy.
 //
 // Concurrency: every request runs on the goroutine net/http gives it; the
-// response is written there and tapped after each write, and the request
+// response is written there and tapped before each write, and the request
 // body is tapped on whichever goroutine the transport reads it from
 // (bodyTap locks). A WebSocket adds two pump goroutines, one per
 // direction, that end when either side closes; Close closes the sockets.
 type HTTPProxy struct {
 	upstream *url.URL
 	path     string
-	rec      FrameRecorder
-	guard    *Guard
+	rec      tap.Recorder
+	guard    *door.Guard
 	upToken  string // UpstreamAuthToken
 	proto    string // UpstreamProtocol
-	conns    connTable
+	conns    acphttp.ConnTable
 
 	maxMessage  int64 // MaxMessageSize
 	maxInFlight int   // MaxInFlight
@@ -104,16 +106,16 @@ func NewHTTPProxy(opts HTTPProxyOptions) (*HTTPProxy, error) {
 	default:
 		return nil, fmt.Errorf("%w: upstream protocol %q: want auto, http1 or h2c", ErrUpstreamURL, opts.UpstreamProtocol)
 	}
-	guard, err := NewGuard(GuardOptions{Name: "proxy", Listen: opts.Listen, AllowHosts: opts.AllowHosts,
+	guard, err := door.NewGuard(door.GuardOptions{Name: "proxy", Listen: opts.Listen, AllowHosts: opts.AllowHosts,
 		AllowOrigins: opts.AllowOrigins, AuthToken: opts.AuthToken})
 	if err != nil {
 		return nil, err
 	}
-	p := &HTTPProxy{upstream: u, path: opts.Path, rec: recorderOrNop(opts.Recorder), guard: guard,
+	p := &HTTPProxy{upstream: u, path: opts.Path, rec: tap.Or(opts.Recorder), guard: guard,
 		upToken: opts.UpstreamAuthToken, proto: opts.UpstreamProtocol,
 		maxMessage: opts.MaxMessageSize, maxInFlight: opts.MaxInFlight}
 	if p.maxMessage <= 0 {
-		p.maxMessage = DefaultMaxMessageSize
+		p.maxMessage = acphttp.DefaultMaxMessageSize
 	}
 	if p.maxInFlight == 0 {
 		p.maxInFlight = DefaultMaxInFlight
@@ -124,11 +126,11 @@ func NewHTTPProxy(opts HTTPProxyOptions) (*HTTPProxy, error) {
 	if p.path == "" || p.path == "/" {
 		p.path = "/acp"
 	}
-	p.h1, p.h2c = newTransports(opts.UnsafeUpstreamInsecure)
+	p.h1, p.h2c = acphttp.NewTransports(opts.UnsafeUpstreamInsecure)
 	p.rp1, p.rp2c = p.newReverseProxy(p.h1), p.newReverseProxy(p.h2c)
 	p.dialer = &websocket.Dialer{
 		Proxy:            nil,
-		TLSClientConfig:  tlsClientConfig(opts.UnsafeUpstreamInsecure),
+		TLSClientConfig:  acphttp.TLSClientConfig(opts.UnsafeUpstreamInsecure),
 		HandshakeTimeout: p.h1.TLSHandshakeTimeout,
 	}
 	p.upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
@@ -153,49 +155,6 @@ func parseUpstream(raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("%w %q: the scheme must be http, https, ws or wss", ErrUpstreamURL, raw)
 	}
 	return u, nil
-}
-
-// newTransports returns the upstream transports: one for HTTP/1.1 (and
-// HTTP/2 negotiated over TLS), one for cleartext HTTP/2 with prior
-// knowledge, used when the client spoke h2c to us. Compression stays off
-// so the bytes the client receives are the bytes the upstream sent.
-func newTransports(insecure bool) (h1, h2c *http.Transport) {
-	base := baseTransport(insecure)
-	h1 = base.Clone()
-	var p1 http.Protocols
-	p1.SetHTTP1(true)
-	p1.SetHTTP2(true)
-	h1.Protocols = &p1
-	h2c = base.Clone()
-	var p2 http.Protocols
-	p2.SetUnencryptedHTTP2(true)
-	p2.SetHTTP2(true)
-	h2c.Protocols = &p2
-	return h1, h2c
-}
-
-// baseTransport is the transport the others start from: no proxy from
-// the environment, no compression, no response header timeout (streams
-// may wait long for their first event).
-func baseTransport(insecure bool) *http.Transport {
-	base := http.DefaultTransport.(*http.Transport).Clone()
-	base.Proxy = nil
-	base.DisableCompression = true
-	base.TLSClientConfig = tlsClientConfig(insecure)
-	base.ResponseHeaderTimeout = 0
-	return base
-}
-
-// http1Transport speaks only HTTP/1.1, over TLS too: its ALPN offers
-// nothing else. (A clone of a transport that has offered h2 keeps
-// offering it: Clone fixes the ALPN list first.)
-func http1Transport(insecure bool) *http.Transport {
-	t := baseTransport(insecure)
-	t.TLSClientConfig.NextProtos = []string{"http/1.1"}
-	var p http.Protocols
-	p.SetHTTP1(true)
-	t.Protocols = &p
-	return t
 }
 
 func (p *HTTPProxy) newReverseProxy(t http.RoundTripper) *httputil.ReverseProxy {
@@ -254,7 +213,7 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.serveWebSocket(w, r)
 		return
 	}
-	releaseMemory(p.serveRecorded(w, r))
+	acphttp.ReleaseMemory(p.serveRecorded(w, r))
 }
 
 // enter counts a request in flight; it reports false at the cap.
@@ -278,7 +237,7 @@ func (p *HTTPProxy) refuseBusy(w http.ResponseWriter, r *http.Request) {
 		defer ex.finish(false)
 		w = &tapWriter{ResponseWriter: w, ex: ex, conns: &p.conns, limit: p.maxMessage}
 	}
-	w.Header().Set("Retry-After", strconv.Itoa(int(RetryAfter/time.Second)))
+	w.Header().Set("Retry-After", strconv.Itoa(int(acphttp.RetryAfter/time.Second)))
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(http.StatusServiceUnavailable)
 	fmt.Fprintf(w, "acpscope: requests in flight at the --max-in-flight cap (%d); retry later or raise --max-in-flight\n", p.maxInFlight)
@@ -350,13 +309,4 @@ func (p *HTTPProxy) Close() error {
 		c.Close()
 	}
 	return nil
-}
-
-// isJSON reports whether a Content-Type names JSON.
-func isJSON(contentType string) bool {
-	return strings.Contains(strings.ToLower(contentType), "json")
-}
-
-func isEventStream(contentType string) bool {
-	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(contentType)), "text/event-stream")
 }

@@ -4,13 +4,15 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/acpscope/acpscope/internal/door"
+	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/acpscope/acpscope/wire"
 )
 
 // refuse answers a request the guard turned away. On our endpoint the
 // refusal is recorded as the upstream's are, as a status-only exchange
 // of the connection the request names; its body was never read.
-func (p *HTTPProxy) refuse(w http.ResponseWriter, r *http.Request, ref *Refusal) {
+func (p *HTTPProxy) refuse(w http.ResponseWriter, r *http.Request, ref *door.Refusal) {
 	body := "acpscope proxy: " + ref.Reason + "\n"
 	ref.SetHeaders(w.Header())
 	w.WriteHeader(ref.Status)
@@ -20,7 +22,7 @@ func (p *HTTPProxy) refuse(w http.ResponseWriter, r *http.Request, ref *Refusal)
 	}
 	ex := p.newExchange(r)
 	ex.status = ref.Status
-	ex.rec.Frame(ex.conn, wire.DirAgent, now(), []byte(body), 0, ex.envelope(wire.StreamHTTPControl, w.Header()))
+	ex.rec.Frame(ex.conn, wire.DirAgent, tap.Now(), []byte(body), 0, ex.envelope(wire.StreamHTTPControl, w.Header()))
 }
 
 // forUpstream adjusts the headers of a request (or WebSocket handshake)
@@ -38,7 +40,7 @@ func (p *HTTPProxy) refuse(w http.ResponseWriter, r *http.Request, ref *Refusal)
 // proxy → serve and the upstream sees what the client sent, unless an
 // upstream token was given: then the upstream gets that one instead.
 func (p *HTTPProxy) forUpstream(h http.Header, in *http.Request) {
-	if origin := in.Header.Get("Origin"); origin != "" && sameOrigin(in, origin) {
+	if origin := in.Header.Get("Origin"); origin != "" && door.SameOrigin(in, origin) {
 		h.Set("Origin", p.upstream.Scheme+"://"+p.upstream.Host)
 	}
 	if p.upToken != "" {

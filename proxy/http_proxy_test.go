@@ -11,74 +11,53 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpscope/acpscope/internal/acphttp"
+	"github.com/acpscope/acpscope/internal/testkit/netkit"
 	"github.com/acpscope/acpscope/wire"
 )
 
 // proxyPair starts a fake upstream and a recording proxy in front of it,
 // both speaking proto, and returns the proxy's base URL and a client.
-func proxyPair(t *testing.T, proto protocol, upstreamPath string) (*fakeUpstream, *memRecorder, string, *http.Client) {
+func proxyPair(t *testing.T, proto netkit.Proto, upstreamPath string) (*netkit.FakeUpstream, *netkit.Recorder, string, *http.Client) {
 	t.Helper()
-	up := newFakeUpstream(t)
-	upSrv := startServer(t, proto, up)
-	rec := &memRecorder{}
+	up := netkit.NewFakeUpstream()
+	upSrv := netkit.StartServer(t, proto, up)
+	rec := &netkit.Recorder{}
 	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upSrv.URL + upstreamPath, Recorder: rec, UnsafeUpstreamInsecure: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	front := startServer(t, proto, p)
-	c := clientFor(t, proto, front)
+	front := netkit.StartServer(t, proto, p)
+	c := netkit.ClientFor(t, proto, front)
 	jar, _ := cookiejar.New(nil)
 	c.Jar = jar
 	return up, rec, front.URL, c
-}
-
-func post(t *testing.T, c *http.Client, url, body string, h map[string]string) *http.Response {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range h {
-		req.Header.Set(k, v)
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatalf("POST %s: %v", body, err)
-	}
-	return resp
-}
-
-func readAll(t *testing.T, r io.Reader) string {
-	t.Helper()
-	b, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatalf("reading: %v", err)
-	}
-	return string(b)
 }
 
 // TestHTTPProxyRFD drives the RFD's flow through the proxy over each
 // protocol and checks that the client received exactly the bytes the
 // upstream sent and that every message was recorded with its envelope.
 func TestHTTPProxyRFD(t *testing.T) {
-	for _, proto := range allProtocols {
+	for _, proto := range netkit.AllProtos {
 		t.Run(string(proto), func(t *testing.T) {
 			up, rec, base, c := proxyPair(t, proto, "/acp")
 			auth := map[string]string{"Authorization": "Bearer s3cret-token"}
-			resp := post(t, c, base+"/acp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, auth)
-			initBody := readAll(t, resp.Body)
-			if resp.StatusCode != 200 || resp.Header.Get(HeaderConnectionID) != "conn-1" {
+			resp := netkit.Post(t, c, base+"/acp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, auth)
+			initBody := netkit.ReadAll(t, resp.Body)
+			if resp.StatusCode != 200 || resp.Header.Get(acphttp.HeaderConnectionID) != "conn-1" {
 				t.Fatalf("initialize: %d %v", resp.StatusCode, resp.Header)
 			}
-			if initBody != up.sentOn("POST initialize") {
-				t.Fatalf("initialize body %q, upstream sent %q", initBody, up.sentOn("POST initialize"))
+			if initBody != up.SentOn("POST initialize") {
+				t.Fatalf("initialize body %q, upstream sent %q", initBody, up.SentOn("POST initialize"))
 			}
-			if resp.ProtoMajor != wantProto(proto) {
-				t.Errorf("client spoke HTTP/%d, want %d", resp.ProtoMajor, wantProto(proto))
+			if resp.ProtoMajor != netkit.WantProto(proto) {
+				t.Errorf("client spoke HTTP/%d, want %d", resp.ProtoMajor, netkit.WantProto(proto))
 			}
-			conn := map[string]string{HeaderConnectionID: "conn-1"}
+			conn := map[string]string{acphttp.HeaderConnectionID: "conn-1"}
 			req, _ := http.NewRequest(http.MethodGet, base+"/acp", nil)
 			req.Header.Set("Accept", "text/event-stream")
-			req.Header.Set(HeaderConnectionID, "conn-1")
+			req.Header.Set(acphttp.HeaderConnectionID, "conn-1")
 			stream, err := c.Do(req)
 			if err != nil || stream.StatusCode != 200 {
 				t.Fatalf("GET stream: %v %v", err, stream)
@@ -86,41 +65,39 @@ func TestHTTPProxyRFD(t *testing.T) {
 			got := make(chan string, 1)
 			go func() { b, _ := io.ReadAll(stream.Body); got <- string(b) }()
 
-			resp = post(t, c, base+"/acp", `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/"}}`, conn)
+			resp = netkit.Post(t, c, base+"/acp", `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/"}}`, conn)
 			if resp.StatusCode != http.StatusAccepted {
-				t.Fatalf("session/new: %d %s", resp.StatusCode, readAll(t, resp.Body))
+				t.Fatalf("session/new: %d %s", resp.StatusCode, netkit.ReadAll(t, resp.Body))
 			}
 			resp.Body.Close()
 			time.Sleep(50 * time.Millisecond) // let the event pass before the stream ends
 			del, _ := http.NewRequest(http.MethodDelete, base+"/acp", nil)
-			del.Header.Set(HeaderConnectionID, "conn-1")
+			del.Header.Set(acphttp.HeaderConnectionID, "conn-1")
 			if resp, err := c.Do(del); err != nil || resp.StatusCode != http.StatusAccepted {
 				t.Fatalf("DELETE: %v %v", err, resp)
 			}
 			select {
 			case s := <-got:
-				if s != up.sentOn("GET") {
-					t.Fatalf("GET stream bytes differ:\n got %q\nsent %q", s, up.sentOn("GET"))
+				if s != up.SentOn("GET") {
+					t.Fatalf("GET stream bytes differ:\n got %q\nsent %q", s, up.SentOn("GET"))
 				}
 			case <-time.After(5 * time.Second):
 				t.Fatal("GET stream did not end after DELETE")
 			}
 			checkRFDRecord(t, rec)
-			checkRecordedProto(t, rec, proto)
-			up.mu.Lock()
-			for i, major := range up.protos {
-				if major != wantProto(proto) {
-					t.Errorf("upstream request %d arrived over HTTP/%d, want HTTP/%d", i, major, wantProto(proto))
+			netkit.CheckRecordedProto(t, rec, proto)
+			for i, major := range up.Protos() {
+				if major != netkit.WantProto(proto) {
+					t.Errorf("upstream request %d arrived over HTTP/%d, want HTTP/%d", i, major, netkit.WantProto(proto))
 				}
 			}
-			up.mu.Unlock()
 		})
 	}
 }
 
-func checkRFDRecord(t *testing.T, rec *memRecorder) {
+func checkRFDRecord(t *testing.T, rec *netkit.Recorder) {
 	t.Helper()
-	containsAll(t, rec,
+	netkit.ContainsAll(t, rec,
 		`1 client POST post 0 {"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`,
 		`1 agent POST post-reply 200 {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}`,
 		`1 agent GET http 200 `,
@@ -129,7 +106,7 @@ func checkRFDRecord(t *testing.T, rec *memRecorder) {
 		"1 agent GET sse-conn 200 {\"jsonrpc\":\"2.0\",\n\"id\":2,\"result\":{\"sessionId\":\"s1\"}}",
 		`1 agent DELETE http 202 `,
 	)
-	for _, f := range rec.all() {
+	for _, f := range rec.All() {
 		for k, v := range f.Env.Headers {
 			if strings.Contains(v, "s3cret") || strings.Contains(v, "node-7") {
 				t.Errorf("credential stored in clear: %s: %s", k, v)
@@ -139,7 +116,7 @@ func checkRFDRecord(t *testing.T, rec *memRecorder) {
 			t.Errorf("event id %q, want 1", f.Env.EventID)
 		}
 	}
-	first := rec.all()[0]
+	first := rec.All()[0]
 	if !strings.HasPrefix(first.Env.Headers["authorization"], "Bearer <redacted:hmac:") {
 		t.Errorf("authorization recorded as %q", first.Env.Headers["authorization"])
 	}
@@ -148,19 +125,19 @@ func checkRFDRecord(t *testing.T, rec *memRecorder) {
 // TestHTTPProxyGoose checks goose's older dialect: one Acp-Session-Id
 // header as the connection id and SSE answered on POST.
 func TestHTTPProxyGoose(t *testing.T) {
-	for _, proto := range allProtocols {
+	for _, proto := range netkit.AllProtos {
 		t.Run(string(proto), func(t *testing.T) {
 			up, rec, base, c := proxyPair(t, proto, "/goose")
-			resp := post(t, c, base+"/goose", `{"jsonrpc":"2.0","id":1,"method":"initialize"}`, nil)
-			if got := readAll(t, resp.Body); got != up.sentOn("POST 1") {
-				t.Fatalf("POST 1 bytes: got %q, sent %q", got, up.sentOn("POST 1"))
+			resp := netkit.Post(t, c, base+"/goose", `{"jsonrpc":"2.0","id":1,"method":"initialize"}`, nil)
+			if got := netkit.ReadAll(t, resp.Body); got != up.SentOn("POST 1") {
+				t.Fatalf("POST 1 bytes: got %q, sent %q", got, up.SentOn("POST 1"))
 			}
-			sid := resp.Header.Get(HeaderSessionID)
-			resp = post(t, c, base+"/goose", `{"jsonrpc":"2.0","id":2,"method":"session/new"}`, map[string]string{HeaderSessionID: sid})
-			if got := readAll(t, resp.Body); got != up.sentOn("POST 2") {
-				t.Fatalf("POST 2 bytes: got %q, sent %q", got, up.sentOn("POST 2"))
+			sid := resp.Header.Get(acphttp.HeaderSessionID)
+			resp = netkit.Post(t, c, base+"/goose", `{"jsonrpc":"2.0","id":2,"method":"session/new"}`, map[string]string{acphttp.HeaderSessionID: sid})
+			if got := netkit.ReadAll(t, resp.Body); got != up.SentOn("POST 2") {
+				t.Fatalf("POST 2 bytes: got %q, sent %q", got, up.SentOn("POST 2"))
 			}
-			containsAll(t, rec,
+			netkit.ContainsAll(t, rec,
 				`1 agent POST post-sse 200 {"jsonrpc":"2.0","method":"notice"}`,
 				"1 agent POST post-sse 200 {\"jsonrpc\":\"2.0\",\n\"id\":1,\"result\":{}}",
 				`1 client POST post 0 {"jsonrpc":"2.0","id":2,"method":"session/new"}`,
@@ -174,7 +151,7 @@ func TestHTTPProxyGoose(t *testing.T) {
 // path, and that an event cut off by the end of the stream is recorded
 // flagged partial.
 func TestHTTPProxyRivet(t *testing.T) {
-	for _, proto := range allProtocols {
+	for _, proto := range netkit.AllProtos {
 		t.Run(string(proto), func(t *testing.T) {
 			up, rec, base, c := proxyPair(t, proto, "/v1/rpc")
 			req, _ := http.NewRequest(http.MethodGet, base+"/v1/rpc", nil)
@@ -184,11 +161,11 @@ func TestHTTPProxyRivet(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := readAll(t, resp.Body); got != up.sentOn("GET") {
-				t.Fatalf("bytes: got %q, sent %q", got, up.sentOn("GET"))
+			if got := netkit.ReadAll(t, resp.Body); got != up.SentOn("GET") {
+				t.Fatalf("bytes: got %q, sent %q", got, up.SentOn("GET"))
 			}
 			var sawResume, sawPartial bool
-			for _, f := range rec.all() {
+			for _, f := range rec.All() {
 				if f.Env.Headers["last-event-id"] == "5" {
 					sawResume = true
 				}
@@ -200,7 +177,7 @@ func TestHTTPProxyRivet(t *testing.T) {
 				}
 			}
 			if !sawResume || !sawPartial {
-				t.Errorf("resume header recorded: %v, cut event flagged: %v; frames %q", sawResume, sawPartial, rec.lines())
+				t.Errorf("resume header recorded: %v, cut event flagged: %v; frames %q", sawResume, sawPartial, rec.Lines())
 			}
 		})
 	}
@@ -209,23 +186,23 @@ func TestHTTPProxyRivet(t *testing.T) {
 // TestHTTPProxyPassThrough checks that other paths are forwarded and not
 // recorded.
 func TestHTTPProxyPassThrough(t *testing.T) {
-	_, rec, base, c := proxyPair(t, protoH1, "/acp")
+	_, rec, base, c := proxyPair(t, netkit.H1, "/acp")
 	resp, err := c.Get(base + "/health")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := readAll(t, resp.Body); got != "ok" {
+	if got := netkit.ReadAll(t, resp.Body); got != "ok" {
 		t.Fatalf("/health: %q", got)
 	}
-	if n := len(rec.all()); n != 0 {
+	if n := len(rec.All()); n != 0 {
 		t.Fatalf("/health recorded %d frames", n)
 	}
 }
 
 // TestHTTPProxyUpstreamDown checks the 502 and its record.
 func TestHTTPProxyUpstreamDown(t *testing.T) {
-	addr := freeAddr(t)
-	rec := &memRecorder{}
+	addr := netkit.FreeAddr(t)
+	rec := &netkit.Recorder{}
 	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: "http://" + addr + "/acp", Recorder: rec})
 	if err != nil {
 		t.Fatal(err)
@@ -236,12 +213,12 @@ func TestHTTPProxyUpstreamDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := readAll(t, resp.Body)
+	body := netkit.ReadAll(t, resp.Body)
 	want := "acpscope: upstream http://" + addr + "/acp unreachable: connection refused\n"
 	if resp.StatusCode != http.StatusBadGateway || body != want {
 		t.Fatalf("got %d %q, want 502 %q", resp.StatusCode, body, want)
 	}
-	containsAll(t, rec,
+	netkit.ContainsAll(t, rec,
 		`1 client POST post 0 {"jsonrpc":"2.0","id":1,"method":"initialize"}`,
 		`1 agent POST http 502 `+want)
 }
@@ -249,7 +226,7 @@ func TestHTTPProxyUpstreamDown(t *testing.T) {
 // TestHTTPProxyOrigin checks that a browser page from another origin is
 // refused unless allowed.
 func TestHTTPProxyOrigin(t *testing.T) {
-	up := startServer(t, protoH1, newFakeUpstream(t))
+	up := netkit.StartServer(t, netkit.H1, netkit.NewFakeUpstream())
 	tests := []struct {
 		origin  string
 		allowed []string
@@ -284,8 +261,8 @@ func TestHTTPProxyOrigin(t *testing.T) {
 // TestHTTPProxyUpstreamProtocol checks that an h2c client can reach an
 // HTTP/1.1-only upstream when told, and what auto does otherwise.
 func TestHTTPProxyUpstreamProtocol(t *testing.T) {
-	up := newFakeUpstream(t)
-	upSrv := startServer(t, protoH1, up)
+	up := netkit.NewFakeUpstream()
+	upSrv := netkit.StartServer(t, netkit.H1, up)
 	for _, tt := range []struct {
 		proto string
 		want  int
@@ -295,9 +272,9 @@ func TestHTTPProxyUpstreamProtocol(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			front := startServer(t, protoH2C, p)
-			resp := post(t, clientFor(t, protoH2C, front), front.URL+"/acp", `{"jsonrpc":"2.0","id":1,"method":"initialize"}`, nil)
-			readAll(t, resp.Body)
+			front := netkit.StartServer(t, netkit.H2C, p)
+			resp := netkit.Post(t, netkit.ClientFor(t, netkit.H2C, front), front.URL+"/acp", `{"jsonrpc":"2.0","id":1,"method":"initialize"}`, nil)
+			netkit.ReadAll(t, resp.Body)
 			if resp.StatusCode != tt.want {
 				t.Fatalf("status %d, want %d", resp.StatusCode, tt.want)
 			}
@@ -315,25 +292,25 @@ func TestHTTPProxyCompressed(t *testing.T) {
 	zw := gzip.NewWriter(&sent)
 	io.WriteString(zw, "data: {\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n\n")
 	zw.Close()
-	up := startServer(t, protoH1, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	up := netkit.StartServer(t, netkit.H1, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Content-Encoding", "gzip")
 		w.Write(sent.Bytes())
 	}))
-	rec := &memRecorder{}
+	rec := &netkit.Recorder{}
 	p, _ := NewHTTPProxy(HTTPProxyOptions{Upstream: up.URL + "/acp", Recorder: rec})
-	front := startServer(t, protoH1, p)
+	front := netkit.StartServer(t, netkit.H1, p)
 	req, _ := http.NewRequest(http.MethodGet, front.URL+"/acp", nil)
 	req.Header.Set("Accept-Encoding", "gzip") // set by hand: Go then leaves the body compressed
-	resp, err := clientFor(t, protoH1, front).Do(req)
+	resp, err := netkit.ClientFor(t, netkit.H1, front).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := readAll(t, resp.Body); got != sent.String() {
+	if got := netkit.ReadAll(t, resp.Body); got != sent.String() {
 		t.Fatalf("client got %q, upstream sent %q", got, sent.String())
 	}
-	waitFor(t, func() bool { return len(rec.all()) > 0 })
-	frames := rec.all()
+	netkit.WaitLong(t, "a recorded frame", func() bool { return len(rec.All()) > 0 })
+	frames := rec.All()
 	if len(frames) != 1 || frames[0].Env.Headers["content-encoding"] != "gzip" || frames[0].Env.Stream != wire.StreamHTTPControl {
 		t.Fatalf("recorded %+v", frames)
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/acpscope/acpscope/internal/acphttp"
+	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -14,7 +16,7 @@ import (
 // as the client receives it, each message just before the client can
 // see it (so an answer is never recorded before what it answers).
 type exchange struct {
-	rec  FrameRecorder
+	rec  tap.Recorder
 	conn uint32
 	req  *http.Request
 	// connID and sessionID are the Acp-* ids in force: the request's,
@@ -43,10 +45,10 @@ const (
 func (p *HTTPProxy) newExchange(r *http.Request) *exchange {
 	return &exchange{
 		rec:       p.rec,
-		conn:      p.conns.forRequest(r.Header),
+		conn:      p.conns.ForRequest(r.Header),
 		req:       r,
-		connID:    r.Header.Get(HeaderConnectionID),
-		sessionID: r.Header.Get(HeaderSessionID),
+		connID:    r.Header.Get(acphttp.HeaderConnectionID),
+		sessionID: r.Header.Get(acphttp.HeaderSessionID),
 	}
 }
 
@@ -79,7 +81,7 @@ func (p *HTTPProxy) serveRecorded(w http.ResponseWriter, r *http.Request) (size 
 func (p *HTTPProxy) tooBig(w http.ResponseWriter, size int64) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(http.StatusRequestEntityTooLarge)
-	io.WriteString(w, "acpscope: "+tooBigText(size, p.maxMessage)+"\n")
+	io.WriteString(w, "acpscope: "+acphttp.TooBigText(size, p.maxMessage)+"\n")
 }
 
 // envelope builds the envelope of a frame of this exchange.
@@ -94,7 +96,7 @@ func (ex *exchange) envelope(stream string, withHeaders http.Header) *wire.Envel
 		SessionID:    ex.sessionID,
 	}
 	if withHeaders != nil {
-		env.Headers = responseHeaders(withHeaders, ex.req.Header)
+		env.Headers = acphttp.ResponseHeaders(withHeaders, ex.req.Header)
 	}
 	return env
 }
@@ -106,23 +108,23 @@ func (ex *exchange) recordRequest(b []byte, flags wire.Flags) {
 	h := ex.req.Header
 	env := &wire.Envelope{
 		Method: ex.req.Method, Path: ex.req.URL.Path, Proto: ex.req.Proto, Stream: wire.StreamPOST,
-		ConnectionID: h.Get(HeaderConnectionID), SessionID: h.Get(HeaderSessionID),
-		Headers: envelopeHeaders(h),
+		ConnectionID: h.Get(acphttp.HeaderConnectionID), SessionID: h.Get(acphttp.HeaderSessionID),
+		Headers: acphttp.EnvelopeHeaders(h),
 	}
-	handOver(ex.rec, ex.conn, wire.DirClient, b, flags, env)
+	ex.rec.TakeFrame(ex.conn, wire.DirClient, tap.Now(), b, flags, env)
 }
 
 // respond is called once the response status and headers are final.
-func (ex *exchange) respond(status int, h http.Header, conns *connTable) {
+func (ex *exchange) respond(status int, h http.Header, conns *acphttp.ConnTable) {
 	ex.status, ex.header = status, h.Clone()
 	if ex.connID == "" {
-		ex.connID = h.Get(HeaderConnectionID)
+		ex.connID = h.Get(acphttp.HeaderConnectionID)
 	}
 	if ex.sessionID == "" {
-		ex.sessionID = h.Get(HeaderSessionID)
+		ex.sessionID = h.Get(acphttp.HeaderSessionID)
 	}
-	if connKey(ex.req.Header) == "" {
-		conns.bind(connKey(h), ex.conn)
+	if acphttp.ConnKey(ex.req.Header) == "" {
+		conns.Bind(acphttp.ConnKey(h), ex.conn)
 	}
 	ct := h.Get("Content-Type")
 	switch {
@@ -131,12 +133,12 @@ func (ex *exchange) respond(status int, h http.Header, conns *connTable) {
 		// bytes pass unchanged, but there are no messages to read in
 		// them. The opening record says so through Content-Encoding.
 		ex.mode = modeOpaque
-		ex.rec.Frame(ex.conn, wire.DirAgent, now(), nil, 0, ex.envelope(wire.StreamHTTPControl, h))
-	case isEventStream(ct):
+		ex.rec.Frame(ex.conn, wire.DirAgent, tap.Now(), nil, 0, ex.envelope(wire.StreamHTTPControl, h))
+	case acphttp.IsEventStream(ct):
 		ex.mode = modeSSE
 		// The stream's opening, so its status and headers are on record.
-		ex.rec.Frame(ex.conn, wire.DirAgent, now(), nil, 0, ex.envelope(wire.StreamHTTPControl, h))
-	case isJSON(ct) && status != http.StatusSwitchingProtocols:
+		ex.rec.Frame(ex.conn, wire.DirAgent, tap.Now(), nil, 0, ex.envelope(wire.StreamHTTPControl, h))
+	case acphttp.IsJSON(ct) && status != http.StatusSwitchingProtocols:
 		ex.mode = modeJSON
 	default:
 		ex.mode = modeControl
@@ -172,7 +174,7 @@ func (ex *exchange) recordEvent(e *wire.SSEEvent) {
 	if e.Partial {
 		flags |= wire.FlagPartial
 	}
-	ex.rec.Frame(ex.conn, wire.DirAgent, now(), e.Data, flags, env)
+	ex.rec.Frame(ex.conn, wire.DirAgent, tap.Now(), e.Data, flags, env)
 }
 
 // sseStream names the stream an event arrived on: a POST's own response,
@@ -181,7 +183,7 @@ func (ex *exchange) sseStream() string {
 	switch {
 	case ex.req.Method == http.MethodPost:
 		return wire.StreamPOSTSSE
-	case ex.req.Header.Get(HeaderConnectionID) != "" && ex.req.Header.Get(HeaderSessionID) != "":
+	case ex.req.Header.Get(acphttp.HeaderConnectionID) != "" && ex.req.Header.Get(acphttp.HeaderSessionID) != "":
 		return wire.StreamSession
 	}
 	return wire.StreamConnection
@@ -211,12 +213,12 @@ func (ex *exchange) finish(cut bool) int {
 		ex.sse.End(ex.recordEvent)
 	case modeJSON:
 		if len(ex.copy) == 0 && !ex.overflow {
-			ex.rec.Frame(ex.conn, wire.DirAgent, now(), nil, flags, ex.envelope(wire.StreamHTTPControl, ex.header))
+			ex.rec.Frame(ex.conn, wire.DirAgent, tap.Now(), nil, flags, ex.envelope(wire.StreamHTTPControl, ex.header))
 			return size
 		}
-		handOver(ex.rec, ex.conn, wire.DirAgent, ex.copy, flags, ex.envelope(wire.StreamPOSTReply, ex.header))
+		ex.rec.TakeFrame(ex.conn, wire.DirAgent, tap.Now(), ex.copy, flags, ex.envelope(wire.StreamPOSTReply, ex.header))
 	default:
-		handOver(ex.rec, ex.conn, wire.DirAgent, ex.copy, flags, ex.envelope(wire.StreamHTTPControl, ex.header))
+		ex.rec.TakeFrame(ex.conn, wire.DirAgent, tap.Now(), ex.copy, flags, ex.envelope(wire.StreamHTTPControl, ex.header))
 	}
 	ex.copy = nil
 	return size
@@ -234,7 +236,7 @@ type bodyTap struct {
 	want   int64 // Content-Length, -1 when unknown
 	limit  int64 // --max-message-size
 	mu     sync.Mutex
-	buf    bodyBuffer
+	buf    acphttp.BodyBuffer
 	size   int // bytes kept, for the memory given back after
 	done   bool
 	tooBig bool
@@ -245,7 +247,7 @@ type bodyTap struct {
 func newBodyTap(ex *exchange, r *http.Request, limit int64) *bodyTap {
 	b := &bodyTap{ex: ex, inner: r.Body, want: r.ContentLength, limit: limit}
 	if b.want > 0 {
-		b.buf = newBodyBuffer(int(b.want))
+		b.buf = acphttp.NewBodyBuffer(int(b.want))
 	}
 	return b
 }
@@ -256,19 +258,19 @@ func (b *bodyTap) Read(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.tooBig {
-		return 0, errTooBig
+		return 0, acphttp.ErrTooBig
 	}
 	n, err := b.inner.Read(p)
 	if b.done {
 		return n, err
 	}
 	if !b.keepLocked(p[:n]) {
-		return 0, errTooBig // the bytes over the limit never reach the upstream
+		return 0, acphttp.ErrTooBig // the bytes over the limit never reach the upstream
 	}
 	if err != nil && err != io.EOF {
 		b.err = err
 	}
-	if err == io.EOF || (b.want > 0 && int64(b.buf.len()) >= b.want) {
+	if err == io.EOF || (b.want > 0 && int64(b.buf.Len()) >= b.want) {
 		b.recordLocked(0)
 	}
 	return n, err
@@ -277,12 +279,12 @@ func (b *bodyTap) Read(p []byte) (int, error) {
 // keepLocked adds read bytes to the copy; past the limit it drops the
 // copy and reports false.
 func (b *bodyTap) keepLocked(p []byte) bool {
-	if int64(b.buf.len()+len(p)) > b.limit {
-		b.tooBig, b.done, b.buf = true, true, bodyBuffer{}
+	if int64(b.buf.Len()+len(p)) > b.limit {
+		b.tooBig, b.done, b.buf = true, true, acphttp.BodyBuffer{}
 		return false
 	}
-	b.buf.write(p)
-	b.size = b.buf.len()
+	b.buf.Append(p)
+	b.size = b.buf.Len()
 	return true
 }
 
@@ -339,7 +341,7 @@ func (b *bodyTap) drainLocked() bool {
 // recordLocked hands the body to the capture, which keeps the buffer.
 func (b *bodyTap) recordLocked(flags wire.Flags) {
 	b.done = true
-	b.ex.recordRequest(b.buf.bytes(), flags)
+	b.ex.recordRequest(b.buf.Bytes(), flags)
 }
 
 // tapWriter is the ResponseWriter ReverseProxy writes to: it gives the
@@ -348,7 +350,7 @@ func (b *bodyTap) recordLocked(flags wire.Flags) {
 type tapWriter struct {
 	http.ResponseWriter
 	ex      *exchange
-	conns   *connTable
+	conns   *acphttp.ConnTable
 	limit   int64 // how much of a JSON or control body is copied
 	written bool
 }

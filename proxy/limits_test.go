@@ -1,116 +1,17 @@
 package proxy
 
 import (
-	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"testing/iotest"
-	"time"
 
+	"github.com/acpscope/acpscope/internal/testkit/netkit"
 	"github.com/gorilla/websocket"
 )
 
-// notification returns a JSON-RPC notification of exactly n bytes.
-func notification(n int) string {
-	head, tail := `{"jsonrpc":"2.0","method":"x/blob","params":{"data":"`, `"}}`
-	return head + strings.Repeat("a", n-len(head)-len(tail)) + tail
-}
-
-// unsized hides a body's length, so the client sends it chunked.
-type unsized struct{ io.Reader }
-
-// postBody POSTs body, with its Content-Length or chunked, and returns
-// the status and the answer's text.
-func postBody(t *testing.T, c *http.Client, url, body string, sized bool, hv ...string) (int, string) {
-	t.Helper()
-	var rd io.Reader = strings.NewReader(body)
-	if !sized {
-		rd = unsized{rd}
-	}
-	req, _ := http.NewRequest(http.MethodPost, url, rd)
-	req.Header.Set("Content-Type", ctJSON)
-	for i := 0; i+1 < len(hv); i += 2 {
-		req.Header.Set(hv[i], hv[i+1])
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatalf("POST of %d bytes: %v", len(body), err)
-	}
-	defer resp.Body.Close()
-	return resp.StatusCode, readAll(t, resp.Body)
-}
-
-// wsClose reads until the socket closes and returns the close error.
-func wsClose(t *testing.T, ws *websocket.Conn) *websocket.CloseError {
-	t.Helper()
-	ws.SetReadDeadline(time.Now().Add(60 * time.Second))
-	for {
-		if _, _, err := ws.ReadMessage(); err != nil {
-			var ce *websocket.CloseError
-			if !errors.As(err, &ce) {
-				t.Fatalf("socket ended without a close frame: %v", err)
-			}
-			return ce
-		}
-	}
-}
-
 const limit1K = 1024
-
-// TestServeMessageTooBig: a POST body over --max-message-size gets 413,
-// refused from its Content-Length or as soon as a chunked body crosses
-// the limit; a WebSocket message over it gets close 1009; each says the
-// limit and the flag and is recorded. A body of exactly the limit passes.
-func TestServeMessageTooBig(t *testing.T) {
-	f := startServe(t, protoH1, func(o *ServeOptions) { o.MaxMessageSize = limit1K })
-	conn := f.initialize(t)
-	tests := []struct {
-		name  string
-		size  int
-		sized bool
-		want  int
-		text  string
-	}{
-		{"at the limit", limit1K, true, http.StatusAccepted, ""},
-		{"over, with Content-Length", limit1K + 1, true, http.StatusRequestEntityTooLarge, "the message (1025 bytes) is over the 1KiB limit; raise it with --max-message-size"},
-		{"over, chunked", 64 << 10, false, http.StatusRequestEntityTooLarge, "the message is over the 1KiB limit; raise it with --max-message-size"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, text := postBody(t, f.c, f.url, notification(tt.size), tt.sized, HeaderConnectionID, conn)
-			if code != tt.want || !strings.Contains(text, tt.text) {
-				t.Fatalf("%d %q, want %d %q", code, text, tt.want, tt.text)
-			}
-			if tt.text != "" {
-				containsAll(t, f.rec, "1 agent POST http 413 acpscope serve: "+tt.text)
-			}
-		})
-	}
-	t.Run("WebSocket", func(t *testing.T) {
-		ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(f.url, "http"), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ws.Close()
-		ws.WriteMessage(websocket.TextMessage, []byte(notification(limit1K+1)))
-		ce := wsClose(t, ws)
-		reason := "message over the 1KiB limit; raise acpscope's --max-message-size"
-		if ce.Code != websocket.CloseMessageTooBig || ce.Text != reason {
-			t.Fatalf("close %d %q, want 1009 %q", ce.Code, ce.Text, reason)
-		}
-		waitLong(t, "the WebSocket's agent gone", func() bool { return f.srv.Agents() == 1 })
-		found := false
-		for _, fr := range f.rec.all() {
-			found = found || fr.Env.Headers["ws-close"] == "1009 "+reason
-		}
-		if !found {
-			t.Errorf("the 1009 close was not recorded:\n%s", strings.Join(f.rec.lines(), "\n"))
-		}
-	})
-}
 
 // limitUpstream is an upstream for the proxy's limit tests: it counts
 // the POST bytes it receives, holds GETs open until the client leaves,
@@ -135,7 +36,7 @@ func (u *limitUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			if string(msg) == "big" {
-				msg = []byte(notification(u.bigReply))
+				msg = []byte(netkit.Notification(u.bigReply))
 			}
 			ws.WriteMessage(mt, msg)
 		}
@@ -155,17 +56,17 @@ func (u *limitUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func startLimitProxy(t *testing.T, up *limitUpstream, opts HTTPProxyOptions) (*HTTPProxy, *memRecorder, string) {
+func startLimitProxy(t *testing.T, up *limitUpstream, opts HTTPProxyOptions) (*HTTPProxy, *netkit.Recorder, string) {
 	t.Helper()
-	upSrv := startServer(t, protoH1, up)
-	rec := &memRecorder{}
+	upSrv := netkit.StartServer(t, netkit.H1, up)
+	rec := &netkit.Recorder{}
 	opts.Upstream, opts.Recorder = upSrv.URL+"/acp", rec
 	p, err := NewHTTPProxy(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	return p, rec, startServer(t, protoH1, p).URL + "/acp"
+	return p, rec, netkit.StartServer(t, netkit.H1, p).URL + "/acp"
 }
 
 // TestHTTPProxyMessageTooBig: the proxy refuses a body over the limit
@@ -176,27 +77,27 @@ func TestHTTPProxyMessageTooBig(t *testing.T) {
 	up := &limitUpstream{bigReply: limit1K + 1}
 	_, rec, url := startLimitProxy(t, up, HTTPProxyOptions{MaxMessageSize: limit1K})
 	c := http.DefaultClient
-	if code, text := postBody(t, c, url, notification(limit1K), true); code != http.StatusAccepted || up.posts.Load() != 1 {
+	if code, text := netkit.PostBody(t, c, url, netkit.Notification(limit1K), true); code != http.StatusAccepted || up.posts.Load() != 1 {
 		t.Fatalf("a body at the limit: %d %q, upstream got %d", code, text, up.posts.Load())
 	}
-	code, text := postBody(t, c, url, notification(limit1K+1), true)
+	code, text := netkit.PostBody(t, c, url, netkit.Notification(limit1K+1), true)
 	if code != http.StatusRequestEntityTooLarge || !strings.Contains(text, "(1025 bytes) is over the 1KiB limit; raise it with --max-message-size") {
 		t.Fatalf("over the limit with Content-Length: %d %q", code, text)
 	}
 	if up.postBytes.Load() != limit1K {
 		t.Fatalf("the upstream received %d bytes, want only the first POST's %d", up.postBytes.Load(), limit1K)
 	}
-	code, text = postBody(t, c, url, notification(1<<20), false)
+	code, text = netkit.PostBody(t, c, url, netkit.Notification(1<<20), false)
 	if code != http.StatusRequestEntityTooLarge || !strings.Contains(text, "over the 1KiB limit; raise it with --max-message-size") {
 		t.Fatalf("over the limit, chunked: %d %q", code, text)
 	}
 	if up.posts.Load() != 1 {
 		t.Fatalf("the upstream took %d POSTs, want 1", up.posts.Load())
 	}
-	containsAll(t, rec, "agent POST http 413 acpscope: the message (1025 bytes)", "agent POST http 413 acpscope: the message is over")
+	netkit.ContainsAll(t, rec, "agent POST http 413 acpscope: the message (1025 bytes)", "agent POST http 413 acpscope: the message is over")
 
 	reason := "message over the 1KiB limit; raise acpscope's --max-message-size"
-	for _, tt := range []struct{ name, send string }{{"from the client", notification(limit1K + 1)}, {"from the agent", "big"}} {
+	for _, tt := range []struct{ name, send string }{{"from the client", netkit.Notification(limit1K + 1)}, {"from the agent", "big"}} {
 		t.Run("WebSocket "+tt.name, func(t *testing.T) {
 			ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(url, "http"), nil)
 			if err != nil {
@@ -204,15 +105,15 @@ func TestHTTPProxyMessageTooBig(t *testing.T) {
 			}
 			defer ws.Close()
 			ws.WriteMessage(websocket.TextMessage, []byte(tt.send))
-			if ce := wsClose(t, ws); ce.Code != websocket.CloseMessageTooBig || ce.Text != reason {
+			if ce := netkit.WSClose(t, ws); ce.Code != websocket.CloseMessageTooBig || ce.Text != reason {
 				t.Fatalf("close %d %q, want 1009 %q", ce.Code, ce.Text, reason)
 			}
 		})
 	}
 	// The close to the far leg is recorded after the near one's was sent.
-	waitLong(t, "1009 closes recorded on both legs of both sockets", func() bool {
+	netkit.WaitLong(t, "1009 closes recorded on both legs of both sockets", func() bool {
 		closes := map[string]int{}
-		for _, fr := range rec.all() {
+		for _, fr := range rec.All() {
 			if fr.Env.Headers["ws-close"] == "1009 "+reason {
 				closes[fr.Dir.String()]++
 			}
@@ -232,15 +133,15 @@ func TestHTTPProxyInFlightCap(t *testing.T) {
 	if err != nil || stream.StatusCode != http.StatusOK {
 		t.Fatalf("GET stream: %v %v", err, stream)
 	}
-	resp := post(t, http.DefaultClient, url, notification(100), nil)
-	text := readAll(t, resp.Body)
+	resp := netkit.Post(t, http.DefaultClient, url, netkit.Notification(100), nil)
+	text := netkit.ReadAll(t, resp.Body)
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(text, "--max-in-flight") {
 		t.Fatalf("POST beyond the cap: %d Retry-After %q %q", resp.StatusCode, resp.Header.Get("Retry-After"), text)
 	}
-	containsAll(t, rec, "agent POST http 503 acpscope: requests in flight at the --max-in-flight cap (1); retry later or raise --max-in-flight")
+	netkit.ContainsAll(t, rec, "agent POST http 503 acpscope: requests in flight at the --max-in-flight cap (1); retry later or raise --max-in-flight")
 	stream.Body.Close()
-	waitLong(t, "the stream's slot freed", func() bool { return p.InFlight() == 0 })
-	if code, text := postBody(t, http.DefaultClient, url, notification(100), true); code != http.StatusAccepted {
+	netkit.WaitLong(t, "the stream's slot freed", func() bool { return p.InFlight() == 0 })
+	if code, text := netkit.PostBody(t, http.DefaultClient, url, netkit.Notification(100), true); code != http.StatusAccepted {
 		t.Fatalf("POST after the stream ended: %d %q", code, text)
 	}
 }
@@ -248,40 +149,3 @@ func TestHTTPProxyInFlightCap(t *testing.T) {
 // TestReadUpTo: a body of unknown length is read whole up to the limit
 // and refused past it, and comes back with no spare room (the capture
 // keeps it as it is).
-func TestReadUpTo(t *testing.T) {
-	tests := []struct {
-		name        string
-		size, limit int64
-		oneByte     bool
-		wantTooBig  bool
-	}{
-		{"empty", 0, 10, false, false},
-		{"one byte at a time", 600, 600, true, false},
-		{"one chunk exactly", firstChunk, 1 << 20, false, false},
-		{"just over a chunk", firstChunk + 1, 1 << 20, false, false},
-		{"many chunks", 9<<20 + 3, 16 << 20, false, false},
-		{"at the limit", 4096, 4096, false, false},
-		{"one over the limit", 4097, 4096, false, true},
-		{"far over the limit", 64 << 20, 1 << 20, false, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			want := strings.Repeat("x", int(tt.size))
-			var r io.Reader = strings.NewReader(want)
-			if tt.oneByte {
-				r = iotest.OneByteReader(r)
-			}
-			got, err := readUpTo(r, tt.limit)
-			switch {
-			case tt.wantTooBig:
-				if !errors.Is(err, errTooBig) || got != nil {
-					t.Fatalf("%d bytes, %v; want errTooBig", len(got), err)
-				}
-			case err != nil || string(got) != want:
-				t.Fatalf("%d bytes, %v; want the %d bytes sent", len(got), err, tt.size)
-			case cap(got) != len(got):
-				t.Fatalf("capacity %d for %d bytes: the capture would keep the spare room", cap(got), len(got))
-			}
-		})
-	}
-}

@@ -6,19 +6,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/agent"
+	"github.com/acpscope/acpscope/internal/tap"
 )
-
-// Recorder receives every chunk the proxy forwarded, after it was
-// forwarded. *capture.Writer implements it. Implementations must copy b
-// (the proxy reuses it as soon as Chunk returns), never block, and be safe
-// for calls from several goroutines (one per stream).
-type Recorder interface {
-	// Chunk hands over bytes read from stream s at time t (unix ns).
-	Chunk(conn uint32, s capture.Stream, t int64, b []byte)
-	// EndStream says stream s reached its end at time t.
-	EndStream(conn uint32, s capture.Stream, t int64)
-}
 
 // DefaultBufferSize is each pump's read buffer. Reads return what the
 // pipe holds, up to this size; a bigger buffer only means fewer calls.
@@ -36,13 +26,13 @@ type StdioConfig struct {
 	Dir string
 	Env []string
 	// Grace is the wait at each step of the shutdown ladder (--grace,
-	// default DefaultGrace). After the editor closes stdin, the first
+	// default agent.DefaultGrace). After the editor closes stdin, the first
 	// step is Grace of silence: counted from the agent's last output on
 	// stdout or stderr, and not while that output is still being written
 	// to the editor.
 	Grace time.Duration
 	// Recorder receives the forwarded bytes; nil records nothing.
-	Recorder Recorder
+	Recorder tap.Recorder
 	// Conn is the connection number passed to the Recorder (0 for the
 	// single stdio connection).
 	Conn uint32
@@ -89,7 +79,7 @@ func (e End) String() string {
 type Result struct {
 	// Exit is how the agent ended; Exit.Code is what the proxy should
 	// exit with (127 when the agent could not be started).
-	Exit ExitStatus
+	Exit agent.ExitStatus
 	// First is the side that ended first: the capture's metadata says
 	// whether the editor or the agent hung up.
 	First End
@@ -107,7 +97,7 @@ type Result struct {
 
 // RunStdio runs the stdio proxy until the agent has exited and its output
 // has drained, and returns the code the proxy should exit with. The error
-// is non-nil only when the agent could not be started (a *StartError, exit
+// is non-nil only when the agent could not be started (a *agent.StartError, exit
 // code 127) or could not be waited for.
 func RunStdio(ctx context.Context, cfg StdioConfig) (exitCode int, err error) {
 	res, err := Stdio(ctx, cfg)
@@ -119,13 +109,13 @@ func Stdio(ctx context.Context, cfg StdioConfig) (Result, error) {
 	cfg = cfg.withDefaults()
 	sigs := cfg.Signals
 	if sigs == nil {
-		c, stop := subscribeSignals()
+		c, stop := agent.SubscribeSignals()
 		defer stop()
 		sigs = c
 	}
-	a, err := StartAgent(context.Background(), cfg.Argv, AgentOptions{Grace: cfg.Grace, Dir: cfg.Dir, Env: cfg.Env})
+	a, err := agent.Start(context.Background(), cfg.Argv, agent.Options{Grace: cfg.Grace, Dir: cfg.Dir, Env: cfg.Env})
 	if err != nil {
-		return Result{Exit: ExitStatus{Code: ExitCannotStart, Err: err}}, err
+		return Result{Exit: agent.ExitStatus{Code: agent.ExitCannotStart, Err: err}}, err
 	}
 	s := newSession(cfg, a)
 	res := s.run(ctx, sigs)
@@ -143,7 +133,7 @@ func (c StdioConfig) withDefaults() StdioConfig {
 		c.Stderr = os.Stderr
 	}
 	if c.Grace <= 0 {
-		c.Grace = DefaultGrace
+		c.Grace = agent.DefaultGrace
 	}
 	if c.BufferSize <= 0 {
 		c.BufferSize = DefaultBufferSize

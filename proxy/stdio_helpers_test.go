@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/acpscope/acpscope/internal/testkit"
 )
 
@@ -79,6 +80,8 @@ func itoa(n int64) string {
 // contract the proxy promises: chunks never after a stream's end, one end
 // per stream, never an empty chunk.
 type testRecorder struct {
+	tap.Discard // the stdio proxy records no frames
+
 	mu      sync.Mutex
 	streams map[capture.Stream]*digest
 	chunks  map[capture.Stream]int
@@ -173,7 +176,7 @@ func startProxy(t *testing.T, cfg StdioConfig, mode ...string) *proxyRun {
 }
 
 // startProxyWith is startProxy recording into rec instead, when not nil.
-func startProxyWith(t *testing.T, cfg StdioConfig, rec Recorder, mode ...string) *proxyRun {
+func startProxyWith(t *testing.T, cfg StdioConfig, rec tap.Recorder, mode ...string) *proxyRun {
 	t.Helper()
 	p := &proxyRun{out: newDigest(), errBuf: &testkit.Buffer{}, rec: newTestRecorder(), sigs: make(chan os.Signal, 1),
 		outDone: make(chan struct{}), done: make(chan struct{})}

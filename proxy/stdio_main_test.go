@@ -3,9 +3,9 @@ package proxy
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"github.com/acpscope/acpscope/internal/testkit/netkit"
 )
 
 // testAgent is the path of the test agent built from the repository once
@@ -16,21 +16,14 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(peerEnv); mode != "" {
 		os.Exit(runPeer(mode))
 	}
-	dir, err := os.MkdirTemp("", "acpscope-proxy-test-")
+	path, cleanup, err := netkit.BuildTestAgent()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	testAgent = filepath.Join(dir, "testagent")
-	build := exec.Command("go", "build", "-o", testAgent, "github.com/acpscope/acpscope/internal/testagent")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "building the test agent: %v\n", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
+	testAgent = path
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }
 

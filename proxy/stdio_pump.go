@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/tap"
 )
 
 // pump copies one stream: read into a reusable buffer, write those bytes
@@ -15,7 +16,7 @@ import (
 type pump struct {
 	src    io.Reader
 	dst    io.Writer
-	rec    Recorder // nil: no capture
+	rec    tap.Recorder // nil: no capture
 	conn   uint32
 	stream capture.Stream
 	buf    []byte
@@ -44,7 +45,7 @@ type pump struct {
 	writeErr error
 }
 
-func newPump(src io.Reader, dst io.Writer, rec Recorder, conn uint32, s capture.Stream, size int) *pump {
+func newPump(src io.Reader, dst io.Writer, rec tap.Recorder, conn uint32, s capture.Stream, size int) *pump {
 	return &pump{
 		src: src, dst: dst, rec: rec, conn: conn, stream: s,
 		buf:       make([]byte, size),

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/tap"
 )
 
 // chunkReader returns data in the given chunk sizes (cycled), so a pump
@@ -44,12 +45,6 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 	return w.Buffer.Write(p)
 }
 
-// discardRecorder records nothing, for allocation counts.
-type discardRecorder struct{}
-
-func (discardRecorder) Chunk(uint32, capture.Stream, int64, []byte) {}
-func (discardRecorder) EndStream(uint32, capture.Stream, int64)     {}
-
 func TestPumpOneWritePerRead(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -81,7 +76,7 @@ func TestPumpOneWritePerRead(t *testing.T) {
 // TestPumpForwardAllocatesNothing: the forwarding path allocates nothing
 // per chunk, whatever the chunk holds.
 func TestPumpForwardAllocatesNothing(t *testing.T) {
-	p := newPump(nil, io.Discard, discardRecorder{}, 0, capture.StreamClient, DefaultBufferSize)
+	p := newPump(nil, io.Discard, tap.Discard{}, 0, capture.StreamClient, DefaultBufferSize)
 	chunk := bytes.Repeat([]byte(`{"jsonrpc":"2.0","method":"x"}`+"\n"), 100)
 	if n := testing.AllocsPerRun(1000, func() { p.forward(chunk) }); n != 0 {
 		t.Errorf("forward allocates %v times per chunk, want 0", n)

@@ -4,9 +4,9 @@ import (
 	"context"
 	"io"
 	"os"
-	"syscall"
 	"time"
 
+	"github.com/acpscope/acpscope/agent"
 	"github.com/acpscope/acpscope/capture"
 )
 
@@ -22,7 +22,7 @@ const pumpWait = time.Second
 // session is one run of the stdio proxy: the agent and its three pumps.
 type session struct {
 	cfg   StdioConfig
-	agent *Agent
+	agent *agent.Process
 	in    *pump // editor stdin → agent stdin
 	out   *pump // agent stdout → our stdout
 	errp  *pump // agent stderr → our stderr
@@ -33,7 +33,7 @@ type session struct {
 	rushed bool          // urgent is closed; owned by watch
 }
 
-func newSession(cfg StdioConfig, a *Agent) *session {
+func newSession(cfg StdioConfig, a *agent.Process) *session {
 	s := &session{cfg: cfg, agent: a, urgent: make(chan struct{})}
 	s.res.Pid = a.Pid()
 	s.in = newPump(cfg.Stdin, a.Stdin, cfg.Recorder, cfg.Conn, capture.StreamClient, cfg.BufferSize)
@@ -75,7 +75,7 @@ func (s *session) watch(ctx context.Context, sigs <-chan os.Signal) {
 		case sig := <-sigs:
 			s.first(EndSignal)
 			s.res.Signal = sig
-			s.agent.Signal(toSyscall(sig))
+			s.agent.Forward(sig)
 			// An agent that traps the signal and lingers still goes
 			// down the ladder, so the editor's stop always works.
 			s.startLadder(func() { s.agent.Escalate() })
@@ -162,8 +162,8 @@ func (s *session) quietLadder() {
 func (s *session) drainOutputs() {
 	deadline := time.After(drainWait)
 	drained := s.out.waitUntil(deadline) && s.errp.waitUntil(deadline)
-	if !drained || groupAlive(s.agent.Pid()) {
-		s.stopLeftovers()
+	if !drained || s.agent.GroupAlive() {
+		s.agent.StopLeftovers()
 	}
 	stop := time.After(s.cfg.Grace)
 	if !(s.out.waitUntil(stop) && s.errp.waitUntil(stop)) {
@@ -194,20 +194,6 @@ func (s *session) abandon(p *pump) {
 	}
 	if s.cfg.Recorder != nil {
 		s.cfg.Recorder.EndStream(s.cfg.Conn, p.stream, time.Now().UnixNano())
-	}
-}
-
-// stopLeftovers sends SIGTERM, then after Grace SIGKILL, to what remains
-// of the agent's process group (children that outlived it).
-func (s *session) stopLeftovers() {
-	pgid := s.agent.Pid()
-	s.agent.Signal(syscall.SIGTERM)
-	deadline := time.Now().Add(s.cfg.Grace)
-	for groupAlive(pgid) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if groupAlive(pgid) {
-		s.agent.Kill()
 	}
 }
 

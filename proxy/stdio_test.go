@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpscope/acpscope/agent"
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/internal/testkit"
 )
@@ -203,8 +204,8 @@ func TestStdioAgentNotFound(t *testing.T) {
 	var stderr bytes.Buffer
 	code, err := RunStdio(t.Context(), StdioConfig{Argv: []string{"acpscope-no-such-agent", "--flag"},
 		Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &stderr, Signals: make(chan os.Signal)})
-	if code != 127 || !errors.Is(err, ErrCannotStart) {
-		t.Fatalf("code %d, err %v; want 127 and ErrCannotStart", code, err)
+	if code != 127 || !errors.Is(err, agent.ErrCannotStart) {
+		t.Fatalf("code %d, err %v; want 127 and agent.ErrCannotStart", code, err)
 	}
 	want := `cannot start agent "acpscope-no-such-agent": executable file not found in $PATH; check the command in your editor's agent config`
 	if err.Error() != want {
@@ -285,7 +286,7 @@ func TestStdioSignalTrapped(t *testing.T) {
 			p := startProxy(t, StdioConfig{Grace: 2 * time.Second}, "trap") // room for a loaded machine to say "trap SIGTERM"
 			waitForText(t, p.errBuf, "trap ready", stdioWait)
 			p.sigs <- sig
-			waitForText(t, p.errBuf, "trap "+ExitStatus{Signal: sig}.SignalName(), stdioWait)
+			waitForText(t, p.errBuf, "trap "+agent.ExitStatus{Signal: sig}.SignalName(), stdioWait)
 			res := p.wait(t, stdioWait)
 			if !strings.Contains(p.errBuf.String(), "trap SIGTERM") {
 				t.Errorf("the ladder sent no SIGTERM; stderr %q", p.errBuf.String())

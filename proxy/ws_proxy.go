@@ -8,13 +8,11 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/acpscope/acpscope/internal/acphttp"
+	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gorilla/websocket"
 )
-
-// wsControlWait bounds how long a forwarded control frame (close, ping,
-// pong) may wait for the socket.
-const wsControlWait = 5 * time.Second
 
 // wsHandshakeHeaders are set by the WebSocket library itself on each leg,
 // so they are not copied from one leg to the other.
@@ -37,12 +35,12 @@ func withoutHandshakeHeaders(h http.Header) http.Header {
 // message: dial the upstream first, so its 101 headers (Acp-Connection-Id,
 // Set-Cookie) and any refusal reach the client as the upstream sent them.
 func (p *HTTPProxy) serveWebSocket(w http.ResponseWriter, r *http.Request) {
-	conn := p.conns.fresh()
+	conn := p.conns.Fresh()
 	env := func(stream string, status int, h http.Header) *wire.Envelope {
 		e := &wire.Envelope{Method: r.Method, Path: r.URL.Path, Proto: r.Proto, Status: status, Stream: stream,
-			ConnectionID: r.Header.Get(HeaderConnectionID), SessionID: r.Header.Get(HeaderSessionID)}
+			ConnectionID: r.Header.Get(acphttp.HeaderConnectionID), SessionID: r.Header.Get(acphttp.HeaderSessionID)}
 		if h != nil {
-			e.Headers = envelopeHeaders(h)
+			e.Headers = acphttp.EnvelopeHeaders(h)
 		}
 		return e
 	}
@@ -56,8 +54,8 @@ func (p *HTTPProxy) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	respHeader := withoutHandshakeHeaders(resp.Header)
-	connID := resp.Header.Get(HeaderConnectionID)
-	p.conns.bind(connID, conn)
+	connID := resp.Header.Get(acphttp.HeaderConnectionID)
+	p.conns.Bind(connID, conn)
 	u := p.upgrader
 	if sp := up.Subprotocol(); sp != "" {
 		u.Subprotocols = []string{sp}
@@ -71,7 +69,7 @@ func (p *HTTPProxy) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	if e101.ConnectionID == "" {
 		e101.ConnectionID = connID
 	}
-	p.rec.Frame(conn, wire.DirAgent, now(), nil, 0, e101)
+	p.rec.Frame(conn, wire.DirAgent, tap.Now(), nil, 0, e101)
 	p.trackWS(up, down, true)
 	defer p.trackWS(up, down, false)
 	pipe := &wsPipe{rec: p.rec, conn: conn, limit: p.maxMessage, env: func() *wire.Envelope {
@@ -91,7 +89,7 @@ func (p *HTTPProxy) refuseWebSocket(w http.ResponseWriter, r *http.Request, conn
 	if resp == nil {
 		msg := fmt.Sprintf("acpscope: %s\n", describeUpstreamError(p.upstream, err))
 		http.Error(w, msg[:len(msg)-1], http.StatusBadGateway)
-		p.rec.Frame(conn, wire.DirAgent, now(), []byte(msg), 0, env(wire.StreamHTTPControl, http.StatusBadGateway, w.Header()))
+		p.rec.Frame(conn, wire.DirAgent, tap.Now(), []byte(msg), 0, env(wire.StreamHTTPControl, http.StatusBadGateway, w.Header()))
 		return
 	}
 	defer resp.Body.Close()
@@ -102,7 +100,7 @@ func (p *HTTPProxy) refuseWebSocket(w http.ResponseWriter, r *http.Request, conn
 	}
 	w.WriteHeader(resp.StatusCode)
 	w.Write(body)
-	p.rec.Frame(conn, wire.DirAgent, now(), body, 0, env(wire.StreamHTTPControl, resp.StatusCode, resp.Header))
+	p.rec.Frame(conn, wire.DirAgent, tap.Now(), body, 0, env(wire.StreamHTTPControl, resp.StatusCode, resp.Header))
 }
 
 // wsURL is the upstream WebSocket URL for our endpoint.
@@ -130,7 +128,7 @@ func (p *HTTPProxy) trackWS(a, b *websocket.Conn, open bool) {
 
 // wsPipe copies messages between two WebSockets and records them.
 type wsPipe struct {
-	rec   FrameRecorder
+	rec   tap.Recorder
 	conn  uint32
 	limit int64 // --max-message-size
 	env   func() *wire.Envelope
@@ -147,7 +145,7 @@ func (w *wsPipe) run(client, agent *websocket.Conn) {
 		client.Close() // a broken leg: unblock the other pump
 		agent.Close()
 	}
-	timer := time.NewTimer(wsControlWait)
+	timer := time.NewTimer(acphttp.WSControlWait)
 	defer timer.Stop()
 	select {
 	case <-errc:
@@ -162,15 +160,15 @@ func (w *wsPipe) run(client, agent *websocket.Conn) {
 // rather than answered here, so each end sees the other's.
 func (w *wsPipe) pump(from, to *websocket.Conn, dir wire.Dir, errc chan<- error) {
 	from.SetPingHandler(func(data string) error {
-		return ignoreClosed(to.WriteControl(websocket.PingMessage, []byte(data), time.Now().Add(wsControlWait)))
+		return ignoreClosed(to.WriteControl(websocket.PingMessage, []byte(data), time.Now().Add(acphttp.WSControlWait)))
 	})
 	from.SetPongHandler(func(data string) error {
-		return ignoreClosed(to.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(wsControlWait)))
+		return ignoreClosed(to.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(acphttp.WSControlWait)))
 	})
 	from.SetCloseHandler(func(int, string) error { return nil }) // forwarded below instead
 	for {
 		size, err := w.relay(from, to, dir)
-		releaseMemory(size)
+		acphttp.ReleaseMemory(size)
 		if err != nil {
 			errc <- err
 			return
@@ -182,9 +180,9 @@ func (w *wsPipe) pump(from, to *websocket.Conn, dir wire.Dir, errc chan<- error)
 // limit is not passed on: both sides get a 1009 close naming the limit
 // and the flag, each recorded.
 func (w *wsPipe) relay(from, to *websocket.Conn, dir wire.Dir) (int, error) {
-	mt, msg, err := readMessage(from, w.limit)
+	mt, msg, err := acphttp.ReadMessage(from, w.limit)
 	switch {
-	case errors.Is(err, errTooBig):
+	case errors.Is(err, acphttp.ErrTooBig):
 		w.refuseTooBig(from, to, dir)
 		return int(w.limit), err
 	case err != nil:
@@ -198,7 +196,7 @@ func (w *wsPipe) relay(from, to *websocket.Conn, dir wire.Dir) (int, error) {
 	// Recorded before it is passed on: the answer it provokes on the
 	// other pump must never be recorded first. The capture keeps msg,
 	// which nothing changes after.
-	handOver(w.rec, w.conn, dir, msg, flags, w.env())
+	w.rec.TakeFrame(w.conn, dir, tap.Now(), msg, flags, w.env())
 	return len(msg), to.WriteMessage(mt, msg)
 }
 
@@ -206,12 +204,12 @@ func (w *wsPipe) relay(from, to *websocket.Conn, dir wire.Dir) (int, error) {
 // came from one of them, and records each close in the direction it
 // travels.
 func (w *wsPipe) refuseTooBig(from, to *websocket.Conn, dir wire.Dir) {
-	reason := wsTooBigReason(w.limit)
+	reason := acphttp.WSTooBigReason(w.limit)
 	payload := websocket.FormatCloseMessage(websocket.CloseMessageTooBig, reason)
-	deadline := time.Now().Add(wsControlWait)
-	w.rec.Frame(w.conn, dir.Reverse(), now(), nil, 0, wsCloseEnv(w.env(), websocket.CloseMessageTooBig, reason))
+	deadline := time.Now().Add(acphttp.WSControlWait)
+	w.rec.Frame(w.conn, dir.Reverse(), tap.Now(), nil, 0, acphttp.WSCloseEnv(w.env(), websocket.CloseMessageTooBig, reason))
 	from.WriteControl(websocket.CloseMessage, payload, deadline)
-	w.rec.Frame(w.conn, dir, now(), nil, 0, wsCloseEnv(w.env(), websocket.CloseMessageTooBig, reason))
+	w.rec.Frame(w.conn, dir, tap.Now(), nil, 0, acphttp.WSCloseEnv(w.env(), websocket.CloseMessageTooBig, reason))
 	to.WriteControl(websocket.CloseMessage, payload, deadline)
 }
 
@@ -226,10 +224,10 @@ func (w *wsPipe) forwardClose(to *websocket.Conn, dir wire.Dir, err error) {
 	if ce.Code != websocket.CloseNoStatusReceived {
 		payload = websocket.FormatCloseMessage(ce.Code, ce.Text)
 	}
-	to.WriteControl(websocket.CloseMessage, payload, time.Now().Add(wsControlWait))
+	to.WriteControl(websocket.CloseMessage, payload, time.Now().Add(acphttp.WSControlWait))
 	env := w.env()
 	env.Headers = map[string]string{"ws-close": closeString(ce)}
-	w.rec.Frame(w.conn, dir, now(), nil, 0, env)
+	w.rec.Frame(w.conn, dir, tap.Now(), nil, 0, env)
 }
 
 func closeString(ce *websocket.CloseError) string {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpscope/acpscope/internal/acphttp"
+	"github.com/acpscope/acpscope/internal/testkit/netkit"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gorilla/websocket"
 )
@@ -21,7 +23,7 @@ func wsEchoUpstream(t *testing.T) http.Handler {
 			http.Error(w, "no token", http.StatusUnauthorized)
 			return
 		}
-		c, err := up.Upgrade(w, r, http.Header{HeaderConnectionID: {"ws-conn-9"}})
+		c, err := up.Upgrade(w, r, http.Header{acphttp.HeaderConnectionID: {"ws-conn-9"}})
 		if err != nil {
 			return
 		}
@@ -44,16 +46,16 @@ func wsEchoUpstream(t *testing.T) http.Handler {
 }
 
 func TestWebSocketProxy(t *testing.T) {
-	for _, proto := range []protocol{protoH1, protoTLS} {
+	for _, proto := range []netkit.Proto{netkit.H1, netkit.TLS} {
 		t.Run(string(proto), func(t *testing.T) {
-			upSrv := startServer(t, proto, wsEchoUpstream(t))
-			rec := &memRecorder{}
+			upSrv := netkit.StartServer(t, proto, wsEchoUpstream(t))
+			rec := &netkit.Recorder{}
 			p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upSrv.URL + "/acp", Recorder: rec, UnsafeUpstreamInsecure: true})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer p.Close()
-			front := startServer(t, protoH1, p)
+			front := netkit.StartServer(t, netkit.H1, p)
 			d := websocket.Dialer{}
 			url := "ws" + strings.TrimPrefix(front.URL, "http") + "/acp"
 			c, resp, err := d.Dial(url, http.Header{"Authorization": {"Bearer tok"}})
@@ -61,7 +63,7 @@ func TestWebSocketProxy(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			if resp.Header.Get(HeaderConnectionID) != "ws-conn-9" {
+			if resp.Header.Get(acphttp.HeaderConnectionID) != "ws-conn-9" {
 				t.Errorf("101 lacks Acp-Connection-Id: %v", resp.Header)
 			}
 			expect := func(wantType int, want string) {
@@ -82,7 +84,7 @@ func TestWebSocketProxy(t *testing.T) {
 			if !errors.As(err, &ce) || ce.Code != 4001 || ce.Text != "done" {
 				t.Fatalf("close: %v, want 4001 done", err)
 			}
-			containsAll(t, rec,
+			netkit.ContainsAll(t, rec,
 				`1 agent GET http 101 `,
 				`1 agent GET ws 0 {"jsonrpc":"2.0","method":"hello"}`,
 				"1 agent GET ws 0 \x00\x01\x02\xff",
@@ -90,7 +92,7 @@ func TestWebSocketProxy(t *testing.T) {
 				`1 agent GET ws 0 {"jsonrpc":"2.0","id":1,"method":"x"`,
 			)
 			var sawBinary, sawClose bool
-			for _, f := range rec.all() {
+			for _, f := range rec.All() {
 				sawBinary = sawBinary || f.Flags&wire.FlagBinary != 0
 				sawClose = sawClose || f.Env.Headers["ws-close"] == "4001 done"
 				if f.Env.Stream == wire.StreamWebSocket && f.Env.ConnectionID != "ws-conn-9" {
@@ -107,14 +109,14 @@ func TestWebSocketProxy(t *testing.T) {
 // TestWebSocketProxyRefused checks that an upstream's refusal reaches the
 // client as sent and is recorded.
 func TestWebSocketProxyRefused(t *testing.T) {
-	upSrv := startServer(t, protoH1, wsEchoUpstream(t))
-	rec := &memRecorder{}
+	upSrv := netkit.StartServer(t, netkit.H1, wsEchoUpstream(t))
+	rec := &netkit.Recorder{}
 	p, _ := NewHTTPProxy(HTTPProxyOptions{Upstream: upSrv.URL + "/acp", Recorder: rec})
 	defer p.Close()
-	front := startServer(t, protoH1, p)
+	front := netkit.StartServer(t, netkit.H1, p)
 	_, resp, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(front.URL, "http")+"/acp", nil)
 	if err == nil || resp == nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("got %v %v, want 401", err, resp)
 	}
-	containsAll(t, rec, "1 agent GET http 401 no token")
+	netkit.ContainsAll(t, rec, "1 agent GET http 401 no token")
 }

@@ -15,7 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/acpscope/acpscope/proxy"
+	"github.com/acpscope/acpscope/internal/door"
 	flag "github.com/spf13/pflag"
 )
 
@@ -46,11 +46,11 @@ func clientTokenFlags(fs *flag.FlagSet) {
 
 // guardOptions reads the allow-lists and checks them, before anything
 // opens; Listen is filled in once the listener is bound.
-func guardOptions(fs *flag.FlagSet) (proxy.GuardOptions, error) {
-	var g proxy.GuardOptions
+func guardOptions(fs *flag.FlagSet) (door.GuardOptions, error) {
+	var g door.GuardOptions
 	g.AllowHosts, _ = fs.GetStringArray("allow-host")
 	g.AllowOrigins, _ = fs.GetStringArray("allow-origin")
-	if _, err := proxy.NewGuard(g); err != nil {
+	if _, err := door.NewGuard(g); err != nil {
 		return g, usageErrorf("%v", err)
 	}
 	return g, nil
@@ -60,7 +60,7 @@ func guardOptions(fs *flag.FlagSet) (proxy.GuardOptions, error) {
 // listen beyond loopback without one: such a port is open to the
 // network, and the agent runs as the user. --no-auth says the user
 // means it; it is then said on stderr.
-func serverToken(fs *flag.FlagSet, cmd string, lo proxy.ListenOptions) (string, error) {
+func serverToken(fs *flag.FlagSet, cmd string, lo door.ListenOptions) (string, error) {
 	token, from, err := readToken(fs, cmd, "auth-token", envAuthToken, true)
 	if err != nil {
 		return "", err
@@ -87,10 +87,10 @@ func serverToken(fs *flag.FlagSet, cmd string, lo proxy.ListenOptions) (string, 
 }
 
 // loopbackListen reports whether a --listen address stays on this
-// machine; an empty host means loopback (see proxy.Listen).
+// machine; an empty host means loopback (see door.Listen).
 func loopbackListen(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
-	return err == nil && (host == "" || proxy.IsLoopback(addr))
+	return err == nil && (host == "" || door.IsLoopback(addr))
 }
 
 // readToken reads a token from --NAME, --NAME-file or $env, at most one

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/acpscope/acpscope/internal/bench"
 	"github.com/acpscope/acpscope/internal/testagent/peer"
-	"github.com/acpscope/acpscope/proxy"
 	flag "github.com/spf13/pflag"
 )
 
@@ -74,7 +74,7 @@ func runBench(fs *flag.FlagSet, args []string) (int, error) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rep, err := proxy.Bench(ctx, cfg)
+	rep, err := bench.Run(ctx, cfg)
 	if err != nil {
 		return 1, err
 	}
@@ -82,11 +82,11 @@ func runBench(fs *flag.FlagSet, args []string) (int, error) {
 	return 0, nil
 }
 
-// benchConfig reads the flags, refusing what Bench would otherwise
-// take silently: a count of zero (which Bench reads as "the default"), a
+// benchConfig reads the flags, refusing what bench.Run would otherwise
+// take silently: a count of zero (which Run reads as "the default"), a
 // negative one, and setups it does not know.
-func benchConfig(fs *flag.FlagSet) (proxy.BenchConfig, error) {
-	var cfg proxy.BenchConfig
+func benchConfig(fs *flag.FlagSet) (bench.Config, error) {
+	var cfg bench.Config
 	positive := []struct {
 		name string
 		dst  *int
@@ -102,7 +102,7 @@ func benchConfig(fs *flag.FlagSet) (proxy.BenchConfig, error) {
 	if cfg.RSSSize, _ = fs.GetInt("rss-size"); cfg.RSSSize < 0 {
 		return cfg, usageErrorf("--rss-size must be a size in bytes, or 0 to skip, got %d", cfg.RSSSize)
 	} else if cfg.RSSSize == 0 {
-		cfg.RSSSize = -1 // Bench's "skip"
+		cfg.RSSSize = -1 // Run's "skip"
 	}
 	for _, p := range []struct {
 		name string
@@ -114,7 +114,7 @@ func benchConfig(fs *flag.FlagSet) (proxy.BenchConfig, error) {
 	}
 	setups, _ := fs.GetString("setups")
 	cfg.Setups = strings.Split(setups, ",")
-	if err := proxy.CheckBenchSetups(cfg.Setups); err != nil {
+	if err := bench.CheckSetups(cfg.Setups); err != nil {
 		return cfg, usageErrorf("--setups: %v", err)
 	}
 	return cfg, nil

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/acpscope/acpscope/bridge"
 	"github.com/acpscope/acpscope/internal/human"
 	"github.com/acpscope/acpscope/proxy"
 	flag "github.com/spf13/pflag"
@@ -15,8 +16,8 @@ func maxMessageFlag(fs *flag.FlagSet) {
 
 func serveBoundFlags(fs *flag.FlagSet) {
 	maxMessageFlag(fs)
-	fs.Int("max-connections", proxy.DefaultMaxConns, "most connections (agent processes) at once; initialize beyond it gets 503 (0: no cap)")
-	durationFlag(fs, "idle-timeout", proxy.DefaultIdleTimeout, "stop a connection's agent when it has no stream open and sends nothing for this long (0: never)")
+	fs.Int("max-connections", bridge.DefaultMaxConns, "most connections (agent processes) at once; initialize beyond it gets 503 (0: no cap)")
+	durationFlag(fs, "idle-timeout", bridge.DefaultIdleTimeout, "stop a connection's agent when it has no stream open and sends nothing for this long (0: never)")
 }
 
 func proxyBoundFlags(fs *flag.FlagSet) {
@@ -46,7 +47,7 @@ func noCap[T ~int | ~int64](v T) T {
 }
 
 // serveBounds reads serve's bound flags into opts.
-func serveBounds(fs *flag.FlagSet, opts *proxy.ServeOptions) error {
+func serveBounds(fs *flag.FlagSet, opts *bridge.ServeOptions) error {
 	n, err := maxMessageSize(fs)
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpscope/acpscope/bridge"
 	"github.com/acpscope/acpscope/proxy"
 	flag "github.com/spf13/pflag"
 )
@@ -227,7 +228,7 @@ func TestBoundFlags(t *testing.T) {
 			if err := fs.Parse(tt.args); err != nil {
 				t.Fatal(err)
 			}
-			var opts proxy.ServeOptions
+			var opts bridge.ServeOptions
 			err := serveBounds(fs, &opts)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {

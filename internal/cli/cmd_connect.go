@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"os"
 
-	"github.com/acpscope/acpscope/proxy"
+	"github.com/acpscope/acpscope/bridge"
 	flag "github.com/spf13/pflag"
 )
 
@@ -83,7 +83,7 @@ func runConnect(fs *flag.FlagSet, args []string) (int, error) {
 	meta := newMeta(transport, name, redactArgs(os.Args[1:]))
 	meta.Upstream = args[0]
 	w := openCapture(fs, meta)
-	opts := proxy.ConnectOptions{URL: args[0], Stdin: os.Stdin, Stdout: os.Stdout}
+	opts := bridge.ConnectOptions{URL: args[0], Stdin: os.Stdin, Stdout: os.Stdout}
 	opts.AuthToken = token
 	opts.H2C, _ = fs.GetBool("h2c")
 	opts.HTTP1, _ = fs.GetBool("http1")
@@ -95,12 +95,12 @@ func runConnect(fs *flag.FlagSet, args []string) (int, error) {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	err = proxy.Connect(ctx, opts)
+	err = bridge.Connect(ctx, opts)
 	closeNetCapture(w, err)
 	switch {
 	case err == nil, errors.Is(err, ctx.Err()) && ctx.Err() != nil:
 		return 0, nil
-	case errors.Is(err, proxy.ErrUpstreamURL):
+	case errors.Is(err, bridge.ErrUpstreamURL):
 		return 2, usageErrorf("%v", err)
 	}
 	return 1, err

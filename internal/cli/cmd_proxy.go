@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/door"
 	"github.com/acpscope/acpscope/proxy"
 	flag "github.com/spf13/pflag"
 )
@@ -100,7 +101,7 @@ func runProxy(fs *flag.FlagSet, args []string) (int, error) {
 	if _, err := proxy.NewHTTPProxy(opts); err != nil {
 		return 2, usageErrorf("%v", err) // checked before anything is opened
 	}
-	l, err := proxy.Listen(lo)
+	l, err := door.Listen(lo)
 	if err != nil {
 		return 1, err
 	}
@@ -120,7 +121,7 @@ func runProxy(fs *flag.FlagSet, args []string) (int, error) {
 	ctx, stop := signalContext()
 	defer stop()
 	fmt.Fprintf(os.Stderr, "acpscope proxy: %s%s → %s\n", endpointURL(lo, l.Addr().String()), p.Path(), upstream)
-	err = proxy.Serve(ctx, l, lo, p)
+	err = door.Serve(ctx, l, lo, p)
 	closeNetCapture(w, err)
 	if err != nil {
 		return 1, err
@@ -129,22 +130,22 @@ func runProxy(fs *flag.FlagSet, args []string) (int, error) {
 }
 
 // listenOptions reads --listen, --tls-cert and --tls-key.
-func listenOptions(fs *flag.FlagSet) (proxy.ListenOptions, error) {
-	var lo proxy.ListenOptions
+func listenOptions(fs *flag.FlagSet) (door.ListenOptions, error) {
+	var lo door.ListenOptions
 	lo.Addr, _ = fs.GetString("listen")
 	lo.TLSCert, _ = fs.GetString("tls-cert")
 	lo.TLSKey, _ = fs.GetString("tls-key")
 	if (lo.TLSCert == "") != (lo.TLSKey == "") {
 		return lo, usageErrorf("--tls-cert and --tls-key go together")
 	}
-	if err := proxy.CheckListenAddr(lo.Addr); err != nil {
+	if err := door.CheckListenAddr(lo.Addr); err != nil {
 		return lo, usageErrorf("%v", err) // before the non-loopback warning
 	}
 	return lo, nil // beyond loopback, serverToken warns or refuses
 }
 
 // endpointURL is the base URL clients use for a listener.
-func endpointURL(lo proxy.ListenOptions, addr string) string {
+func endpointURL(lo door.ListenOptions, addr string) string {
 	if lo.TLSCert != "" {
 		return "https://" + addr
 	}

@@ -13,9 +13,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acpscope/acpscope/agent"
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/protocol"
-	"github.com/acpscope/acpscope/proxy"
 	"github.com/acpscope/acpscope/replay"
 	"github.com/acpscope/acpscope/wire"
 	flag "github.com/spf13/pflag"
@@ -92,11 +92,11 @@ func replayAsClient(fs *flag.FlagSet, name string, argv []string) (int, error) {
 	ctx, stop := replaySignals()
 	defer stop()
 	grace, _ := fs.GetDuration("grace")
-	agent, err := proxy.StartAgent(ctx, argv, proxy.AgentOptions{Grace: grace})
+	proc, err := agent.Start(ctx, argv, agent.Options{Grace: grace})
 	if err != nil {
-		var se *proxy.StartError
+		var se *agent.StartError
 		if errors.As(err, &se) {
-			se.Hint = proxy.HintReplay // the command is replay's, not an editor's
+			se.Hint = agent.HintReplay // the command is replay's, not an editor's
 		}
 		return 2, err
 	}
@@ -104,19 +104,19 @@ func replayAsClient(fs *flag.FlagSet, name string, argv []string) (int, error) {
 	stderrDone := make(chan struct{})
 	go func() { // stderr pump: the agent's log to ours, and into the capture
 		defer close(stderrDone)
-		pumpStderr(agent.Stderr, w)
+		pumpStderr(proc.Stderr, w)
 	}()
 	opts := replay.ClientOptions{Log: os.Stderr, Ignore: ignoreFlags(fs)}
 	opts.Strict, _ = fs.GetBool("strict")
 	opts.Timeout, _ = fs.GetDuration("timeout")
-	opts.PeerExit = func() string { return describeExit(agent) }
+	opts.PeerExit = func() string { return describeExit(proc) }
 	if w != nil {
 		opts.Tap = func(dir wire.Dir, t int64, line []byte) { w.Chunk(0, streamOf(dir), t, line) }
 	}
 	fmt.Fprintf(os.Stderr, "acpscope replay: %d recorded messages from %s against %s\n", len(rec), filepath.Base(path), argv[0])
-	res, runErr := replay.RunClient(ctx, rec, agent.Stdout, agent.Stdin, opts)
-	exit := agent.Shutdown()
-	agent.Stdout.Close()
+	res, runErr := replay.RunClient(ctx, rec, proc.Stdout, proc.Stdin, opts)
+	exit := proc.Shutdown()
+	proc.Stdout.Close()
 	<-stderrDone
 	finishReplayCapture(w, exit)
 	if runErr != nil {
@@ -138,13 +138,13 @@ func replayAsClient(fs *flag.FlagSet, name string, argv []string) (int, error) {
 
 // describeExit says how the agent ended, for a replay it left early; ""
 // when it is still running a moment after its pipes closed.
-func describeExit(agent *proxy.Agent) string {
+func describeExit(proc *agent.Process) string {
 	select {
-	case <-agent.Done():
+	case <-proc.Done():
 	case <-time.After(time.Second):
 		return ""
 	}
-	st := agent.Wait()
+	st := proc.Wait()
 	if st.Signal != 0 {
 		return "was killed by " + st.SignalName()
 	}
@@ -213,7 +213,7 @@ func openReplayCapture(fs *flag.FlagSet, of string, argv []string) *capture.Writ
 	return w
 }
 
-func finishReplayCapture(w *capture.Writer, exit proxy.ExitStatus) {
+func finishReplayCapture(w *capture.Writer, exit agent.ExitStatus) {
 	if w == nil {
 		return
 	}

@@ -5,7 +5,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/acpscope/acpscope/proxy"
+	"github.com/acpscope/acpscope/agent"
+	"github.com/acpscope/acpscope/bridge"
+	"github.com/acpscope/acpscope/internal/door"
 	flag "github.com/spf13/pflag"
 )
 
@@ -40,8 +42,8 @@ starts: see --allow-host and --allow-origin.`,
 			fs.String("path", "/acp", "the endpoint path")
 			tlsFlags(fs)
 			guardFlags(fs)
-			durationFlag(fs, "keepalive", proxy.DefaultKeepAlive, "keep-alive comment interval on quiet SSE streams (0 disables)")
-			durationFlag(fs, "grace", proxy.DefaultGrace, "when a connection ends, how long its agent gets before SIGTERM, then SIGKILL")
+			durationFlag(fs, "keepalive", bridge.DefaultKeepAlive, "keep-alive comment interval on quiet SSE streams (0 disables)")
+			durationFlag(fs, "grace", agent.DefaultGrace, "when a connection ends, how long its agent gets before SIGTERM, then SIGKILL")
 			serveBoundFlags(fs)
 			netCaptureFlags(fs)
 		},
@@ -67,7 +69,7 @@ func runServe(fs *flag.FlagSet, args []string) (int, error) {
 	if name == "" {
 		name = agentName(args)
 	}
-	opts := proxy.ServeOptions{Argv: args, AllowHosts: guard.AllowHosts, AllowOrigins: guard.AllowOrigins, AuthToken: guard.AuthToken}
+	opts := bridge.ServeOptions{Argv: args, AllowHosts: guard.AllowHosts, AllowOrigins: guard.AllowOrigins, AuthToken: guard.AuthToken}
 	opts.Path, _ = fs.GetString("path")
 	opts.KeepAlive, _ = fs.GetDuration("keepalive")
 	if opts.KeepAlive == 0 {
@@ -79,10 +81,10 @@ func runServe(fs *flag.FlagSet, args []string) (int, error) {
 	}
 	// An agent that cannot run would fail every connection with a 502 and
 	// nothing on our stderr: say so once, now, as the stdio form does.
-	if err := proxy.CheckAgent(args, proxy.HintServe); err != nil {
-		return proxy.ExitCannotStart, err
+	if err := agent.CheckCommand(args, agent.HintServe); err != nil {
+		return agent.ExitCannotStart, err
 	}
-	l, err := proxy.Listen(lo)
+	l, err := door.Listen(lo)
 	if err != nil {
 		return 1, err
 	}
@@ -91,9 +93,9 @@ func runServe(fs *flag.FlagSet, args []string) (int, error) {
 	meta.Listen = l.Addr().String()
 	w := openCapture(fs, meta)
 	if w != nil {
-		opts.Recorder, opts.StderrRecorder = w, w
+		opts.Recorder = w
 	}
-	srv, err := proxy.NewServer(opts)
+	srv, err := bridge.NewServer(opts)
 	if err != nil {
 		l.Close()
 		closeNetCapture(w, err)
@@ -103,7 +105,7 @@ func runServe(fs *flag.FlagSet, args []string) (int, error) {
 	defer stop()
 	base := endpointURL(lo, l.Addr().String())
 	fmt.Fprintf(os.Stderr, "acpscope serve: %s%s (WebSocket: ws%s%s) → %s\n", base, opts.Path, strings.TrimPrefix(base, "http"), opts.Path, args[0])
-	err = proxy.Serve(ctx, l, lo, srv)
+	err = door.Serve(ctx, l, lo, srv)
 	srv.Close()
 	closeNetCapture(w, err)
 	if err != nil {

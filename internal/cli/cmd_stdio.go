@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acpscope/acpscope/agent"
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/proxy"
 	flag "github.com/spf13/pflag"
@@ -35,7 +36,7 @@ func stdioFlags(fs *flag.FlagSet) {
 	captureDirFlag(fs)
 	fs.Bool("no-capture", false, "forward only, record nothing")
 	fs.String("name", "", "agent name for listings (default: from the command)")
-	durationFlag(fs, "grace", proxy.DefaultGrace, "after stdin closes, how long the agent may stay silent before SIGTERM, then SIGKILL")
+	durationFlag(fs, "grace", agent.DefaultGrace, "after stdin closes, how long the agent may stay silent before SIGTERM, then SIGKILL")
 	fs.Bool("quiet", false, "do not print where the capture goes (loss warnings still print)")
 }
 
@@ -51,8 +52,8 @@ func runStdio(fs *flag.FlagSet, args []string) (int, error) {
 	// An agent that cannot be found gets its one line and no capture: the
 	// editor's log should hold the reason, not a notice about recording.
 	if _, err := exec.LookPath(args[0]); err != nil {
-		fmt.Fprintf(os.Stderr, "acpscope: %v\n", &proxy.StartError{Command: args[0], Err: errors.Unwrap(err)})
-		return proxy.ExitCannotStart, nil
+		fmt.Fprintf(os.Stderr, "acpscope: %v\n", &agent.StartError{Command: args[0], Err: errors.Unwrap(err)})
+		return agent.ExitCannotStart, nil
 	}
 	w := openCapture(fs, newMeta("stdio", name, args))
 	stderr := &tailWriter{w: os.Stderr}
@@ -65,7 +66,7 @@ func runStdio(fs *flag.FlagSet, args []string) (int, error) {
 	if w != nil {
 		finishStdioCapture(w, res, err)
 	}
-	var startErr *proxy.StartError
+	var startErr *agent.StartError
 	if errors.As(err, &startErr) {
 		fmt.Fprintf(os.Stderr, "acpscope: %v\n", err)
 		return res.Exit.Code, nil
@@ -132,7 +133,7 @@ func failedAtOnce(res proxy.Result, ran time.Duration) bool {
 	return res.Exit.Code != 0 && res.Signal == nil && res.AgentBytes == 0 && ran < atOnce
 }
 
-func exitedHow(e proxy.ExitStatus) string {
+func exitedHow(e agent.ExitStatus) string {
 	if e.Signal != 0 {
 		return "was killed by " + e.SignalName()
 	}

@@ -1,0 +1,325 @@
+package bridge
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/acpscope/acpscope/agent"
+	"github.com/acpscope/acpscope/internal/acphttp"
+	"github.com/acpscope/acpscope/internal/testkit"
+	"github.com/acpscope/acpscope/internal/testkit/netkit"
+	"github.com/gorilla/websocket"
+)
+
+// initOnly is a tiny real agent: it answers initialize (id 0) and then
+// reads its stdin until EOF, sending nothing. 500 of them cost a few
+// hundred megabytes where 500 Go test agents would cost gigabytes.
+const initOnly = `read -r line; printf '%s\n' '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}'; exec cat >/dev/null`
+
+func shAgent(script string) []string { return []string{"/bin/sh", "-c", script} }
+
+const initBody = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`
+
+// resources are what a server holds on our behalf: child processes,
+// open files and goroutines of this process, and its OS threads.
+type resources struct{ children, fds, goroutines, threads int }
+
+func measure(t *testing.T) resources {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resources{children: children(t), fds: len(fds), goroutines: runtime.NumGoroutine(), threads: threads(t)}
+}
+
+// children counts the processes whose parent is this one, zombies
+// included (a zombie is a child nobody reaped).
+func children(t *testing.T) int {
+	t.Helper()
+	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	n, self := 0, os.Getpid()
+	for _, d := range dirs {
+		b, err := os.ReadFile(d)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid …; comm may hold spaces, so cut at ')'.
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 1 && f[1] == strconv.Itoa(self) {
+			n++
+		}
+	}
+	return n
+}
+
+func threads(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	t.Fatal("no Threads line in /proc/self/status")
+	return 0
+}
+
+// postInit sends initialize and returns the status, body and headers.
+func postInit(t *testing.T, c *http.Client, url string) (int, string, http.Header) {
+	t.Helper()
+	resp, err := c.Post(url, netkit.CTJSON, strings.NewReader(initBody))
+	if err != nil {
+		t.Errorf("initialize: %v", err)
+		return 0, "", nil
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return resp.StatusCode, b.String(), resp.Header
+}
+
+// TestServeReapsAbandonedConnections opens 500 connections that POST
+// initialize and then do nothing, in waves of 100 (the cap in this test),
+// and checks that the reaper stops each agent within the idle period,
+// says so once per connection, and that afterwards the agents' processes,
+// our file descriptors and goroutines are back to where they started.
+// Waiting agents must not hold an OS thread each either.
+func TestServeReapsAbandonedConnections(t *testing.T) {
+	const waves, perWave = 5, 100
+	// No collections during the test: an *os.File's finalizer would close
+	// a leaked pipe and hide the leak.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	before := measure(t)
+	var stderr testkit.Buffer
+	srv, err := NewServer(ServeOptions{Argv: shAgent(initOnly), Agent: agent.Options{Grace: time.Second},
+		KeepAlive: -1, Stderr: &stderr, MaxConns: perWave, IdleTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	client := hs.Client()
+	url := hs.URL + "/acp"
+	peakThreads := 0
+	for wave := 0; wave < waves; wave++ {
+		var wg sync.WaitGroup
+		for i := 0; i < perWave; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if code, body, _ := postInit(t, client, url); code != http.StatusOK {
+					t.Errorf("wave %d: initialize: %d %q", wave, code, body)
+				}
+			}()
+		}
+		wg.Wait()
+		peakThreads = max(peakThreads, threads(t))
+		netkit.WaitLong(t, fmt.Sprintf("wave %d reaped", wave), func() bool { return srv.Agents() == 0 })
+	}
+	if n := strings.Count(stderr.String(), "idle for 300ms"); n != waves*perWave {
+		t.Errorf("%d idle notices on stderr, want one per connection (%d):\n%.400s", n, waves*perWave, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "--idle-timeout") {
+		t.Errorf("the idle notice does not name --idle-timeout:\n%.300s", stderr.String())
+	}
+	// 100 agents alive at once: their reapers park in the poller, so
+	// threads stay near the baseline instead of growing by one per agent.
+	if peakThreads > before.threads+perWave/2 {
+		t.Errorf("%d threads with %d agents alive, %d before: each waiting agent holds a thread", peakThreads, perWave, before.threads)
+	}
+	srv.Close()
+	hs.Close()
+	client.CloseIdleConnections()
+	deadline := time.Now().Add(90 * time.Second)
+	for after := measure(t); after.children > before.children || after.fds > before.fds || after.goroutines > before.goroutines; after = measure(t) {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("not back to the baseline within 90s: before %+v, after %+v\n%s", before, after, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("before %+v, peak threads %d with %d agents alive", before, peakThreads, perWave)
+}
+
+// TestServeIdleSparesLiveConnections: an open connection stream is not
+// idleness, and neither is a POST still arriving; the connection left
+// alone is reaped, and the others are once they go quiet.
+func TestServeIdleSparesLiveConnections(t *testing.T) {
+	// idle must outlast the gap between an initialize and the stream or
+	// POST that follows it, even on a loaded machine.
+	const idle = 3 * time.Second
+	var stderr testkit.Buffer
+	f := startServe(t, netkit.H1, func(o *ServeOptions) { o.IdleTimeout, o.DisconnectGrace, o.Stderr = idle, -1, &stderr })
+	streaming, uploading, silent := f.initialize(t), f.initialize(t), f.initialize(t)
+	_, stream := f.openStream(t, streaming, "")
+	body, upload := io.Pipe()
+	posted := make(chan int, 1)
+	go func() { // uploader: ends when the POST is answered
+		req, _ := http.NewRequest(http.MethodPost, f.url, body)
+		req.Header.Set("Content-Type", netkit.CTJSON)
+		req.Header.Set(acphttp.HeaderConnectionID, uploading)
+		resp, err := f.c.Do(req)
+		if err != nil {
+			posted <- 0
+			return
+		}
+		resp.Body.Close()
+		posted <- resp.StatusCode
+	}()
+	msg := `{"jsonrpc":"2.0","method":"x/ping","params":{}}`
+	upload.Write([]byte(msg[:10])) // the POST has begun and stays unfinished
+	netkit.WaitLong(t, "the silent connection reaped", func() bool { return f.srv.lookup(silent) == nil })
+	time.Sleep(2 * idle) // a lower bound: the longer, the stronger the check
+	if f.srv.lookup(streaming) == nil || f.srv.lookup(uploading) == nil {
+		t.Fatalf("a connection with a stream open or a POST arriving was reaped:\n%s", stderr.String())
+	}
+	upload.Write([]byte(msg[10:]))
+	upload.Close()
+	if code := <-posted; code != http.StatusAccepted {
+		t.Fatalf("the long POST: %d", code)
+	}
+	stream.Body.Close()
+	netkit.WaitLong(t, "the others reaped once quiet", func() bool { return f.srv.Conns() == 0 })
+	for _, id := range []string{silent, uploading, streaming} {
+		if n := strings.Count(stderr.String(), "connection "+id+" idle for"); n != 1 {
+			t.Errorf("connection %s reaped with %d notices, want 1:\n%s", id, n, stderr.String())
+		}
+	}
+}
+
+// TestServeConnectionCap: past --max-connections, initialize and a
+// WebSocket get 503 with Retry-After and a message naming the flag,
+// recorded; a slot frees once an agent has gone.
+func TestServeConnectionCap(t *testing.T) {
+	f := startServe(t, netkit.H1, func(o *ServeOptions) { o.Argv, o.MaxConns = shAgent(initOnly), 2 })
+	first := f.initialize(t)
+	f.initialize(t)
+	code, body, h := postInit(t, f.c, f.url)
+	if code != http.StatusServiceUnavailable || h.Get("Retry-After") == "" || !strings.Contains(body, "--max-connections") {
+		t.Fatalf("third initialize: %d Retry-After %q %q; want 503, Retry-After and the flag", code, h.Get("Retry-After"), body)
+	}
+	_, resp, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(f.url, "http"), nil)
+	if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("WebSocket past the cap: %v %v; want 503 with Retry-After", err, resp)
+	}
+	if f.srv.Agents() != 2 {
+		t.Fatalf("%d agents running, want the cap, 2", f.srv.Agents())
+	}
+	resp2 := f.do(t, "DELETE", "", acphttp.HeaderConnectionID, first)
+	netkit.ReadAll(t, resp2.Body)
+	netkit.WaitLong(t, "the deleted connection's agent gone", func() bool { return f.srv.Agents() == 1 })
+	f.initialize(t)
+	netkit.ContainsAll(t, f.rec, `0 agent POST http 503 acpscope serve: connections at the --max-connections cap (2); retry later`)
+}
+
+// TestServeNoWarningAfterDelete: a reply the agent writes after DELETE
+// has nowhere to go and is dropped quietly: no stream filled up, so no
+// warning may say one did.
+func TestServeNoWarningAfterDelete(t *testing.T) {
+	// Answers initialize, reads one request, and answers it only once its
+	// stdin has closed, which is what DELETE does.
+	late := `read -r line; printf '%s\n' '{"jsonrpc":"2.0","id":0,"result":{}}'; read -r req; cat >/dev/null; printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"late":true}}'`
+	var stderr testkit.Buffer
+	f := startServe(t, netkit.H1, func(o *ServeOptions) { o.Argv, o.Stderr = shAgent(late), &stderr })
+	conn := f.initialize2(t)
+	resp := f.do(t, "POST", `{"jsonrpc":"2.0","id":1,"method":"x/slow","params":{}}`, "Content-Type", netkit.CTJSON, acphttp.HeaderConnectionID, conn)
+	netkit.ReadAll(t, resp.Body)
+	resp = f.do(t, "DELETE", "", acphttp.HeaderConnectionID, conn)
+	netkit.ReadAll(t, resp.Body)
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("DELETE: %d", resp.StatusCode)
+	}
+	// The agent has exited and its stdout reader has routed the late
+	// reply once the slot is free.
+	netkit.WaitLong(t, "the agent gone and its output drained", func() bool { return f.srv.Agents() == 0 })
+	if got := stderr.String(); strings.Contains(got, "nobody opened") {
+		t.Errorf("a false warning for a reply after DELETE:\n%s", got)
+	}
+}
+
+// initialize2 opens a connection with an agent whose initialize result
+// is not the test agent's.
+func (f *serveFixture) initialize2(t *testing.T) string {
+	t.Helper()
+	code, body, h := postInit(t, f.c, f.url)
+	if code != http.StatusOK || h.Get(acphttp.HeaderConnectionID) == "" {
+		t.Fatalf("initialize: %d %q", code, body)
+	}
+	return h.Get(acphttp.HeaderConnectionID)
+}
+
+// TestServeMessageTooBig: a POST body over --max-message-size gets 413,
+// refused from its Content-Length or as soon as a chunked body crosses
+// the limit; a WebSocket message over it gets close 1009; each says the
+// limit and the flag and is recorded. A body of exactly the limit passes.
+func TestServeMessageTooBig(t *testing.T) {
+	const limit1K = 1024
+	f := startServe(t, netkit.H1, func(o *ServeOptions) { o.MaxMessageSize = limit1K })
+	conn := f.initialize(t)
+	tests := []struct {
+		name  string
+		size  int
+		sized bool
+		want  int
+		text  string
+	}{
+		{"at the limit", limit1K, true, http.StatusAccepted, ""},
+		{"over, with Content-Length", limit1K + 1, true, http.StatusRequestEntityTooLarge, "the message (1025 bytes) is over the 1KiB limit; raise it with --max-message-size"},
+		{"over, chunked", 64 << 10, false, http.StatusRequestEntityTooLarge, "the message is over the 1KiB limit; raise it with --max-message-size"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, text := netkit.PostBody(t, f.c, f.url, netkit.Notification(tt.size), tt.sized, acphttp.HeaderConnectionID, conn)
+			if code != tt.want || !strings.Contains(text, tt.text) {
+				t.Fatalf("%d %q, want %d %q", code, text, tt.want, tt.text)
+			}
+			if tt.text != "" {
+				netkit.ContainsAll(t, f.rec, "1 agent POST http 413 acpscope serve: "+tt.text)
+			}
+		})
+	}
+	t.Run("WebSocket", func(t *testing.T) {
+		ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(f.url, "http"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.Close()
+		ws.WriteMessage(websocket.TextMessage, []byte(netkit.Notification(limit1K+1)))
+		ce := netkit.WSClose(t, ws)
+		reason := "message over the 1KiB limit; raise acpscope's --max-message-size"
+		if ce.Code != websocket.CloseMessageTooBig || ce.Text != reason {
+			t.Fatalf("close %d %q, want 1009 %q", ce.Code, ce.Text, reason)
+		}
+		netkit.WaitLong(t, "the WebSocket's agent gone", func() bool { return f.srv.Agents() == 1 })
+		found := false
+		for _, fr := range f.rec.All() {
+			found = found || fr.Env.Headers["ws-close"] == "1009 "+reason
+		}
+		if !found {
+			t.Errorf("the 1009 close was not recorded:\n%s", strings.Join(f.rec.Lines(), "\n"))
+		}
+	})
+}

@@ -1,0 +1,378 @@
+package bridge
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/acpscope/acpscope/wire"
+)
+
+// DefaultStreamBuffer bounds the bytes held for a stream no client has
+// opened yet (a session's updates sent before its GET arrives).
+const DefaultStreamBuffer = 64 << 20
+
+// outStream is one server→client SSE stream of serve: the connection's
+// or a session's. Messages queue here until a GET is attached, and while
+// it is; the GET handler writes them out one event each.
+type outStream struct {
+	gate     *orderGate
+	mu       sync.Mutex
+	queue    []queued
+	queued   int
+	limit    int
+	attached bool
+	ending   bool // finish queued the end: the stream closes once it is reached
+	closed   bool
+	wake     chan struct{} // capacity 1: "the queue changed"
+	ended    chan struct{} // closed by close
+}
+
+// queued is one agent message and its place in the agent's output, or,
+// with end set, the place where the stream ends.
+type queued struct {
+	seq uint64
+	msg []byte
+	end bool
+	// settle holds the message until the connection's other streams have
+	// been quiet for answerSettle (see there).
+	settle bool
+}
+
+// answerSettle is how long the answer to a session/load or
+// session/resume waits after the last message written on another of the
+// connection's streams. The history a load replays goes out on the
+// session's stream, the answer on the connection's; the order gate
+// writes them in the agent's order, but a client reading the two streams
+// over two HTTP/1.1 connections (the TypeScript SDK's) may read the
+// answer first and close the session before its history is read. The
+// pause gives its reader time; loads are rare, so it costs little.
+const answerSettle = 50 * time.Millisecond
+
+func newOutStream(limit int, gate *orderGate) *outStream {
+	if limit <= 0 {
+		limit = DefaultStreamBuffer
+	}
+	st := &outStream{gate: gate, limit: limit, wake: make(chan struct{}, 1), ended: make(chan struct{})}
+	gate.add(st)
+	return st
+}
+
+// pushResult says what push did with a message.
+type pushResult uint8
+
+const (
+	pushQueued pushResult = iota
+	// pushClosed: the stream has ended (DELETE, teardown) and nobody
+	// will read it again; dropping the message is no loss to anyone.
+	pushClosed
+	// pushFull: nobody has opened the stream and its buffer is full; the
+	// message is lost and the caller says so.
+	pushFull
+)
+
+// push queues a copy of msg unless the stream is closed or, with no
+// client attached, its buffer is full.
+func (s *outStream) push(seq uint64, msg []byte) pushResult {
+	return s.pushItem(queued{seq: seq, msg: msg})
+}
+
+// pushItem queues a copy of q's message, as push does.
+func (s *outStream) pushItem(q queued) pushResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	msg := q.msg
+	if s.closed {
+		return pushClosed
+	}
+	if !s.attached && s.queued+len(msg) > s.limit {
+		return pushFull
+	}
+	q.msg = append([]byte(nil), msg...)
+	s.queue = append(s.queue, q)
+	s.queued += len(msg)
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return pushQueued
+}
+
+// attach claims the stream for one GET; a second concurrent GET is
+// refused (409), as some servers do.
+func (s *outStream) attach() (ok, closed bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false, true
+	}
+	if s.attached {
+		return false, false
+	}
+	s.attached = true
+	defer s.gate.broadcast()
+	return true, false
+}
+
+func (s *outStream) detach() {
+	s.mu.Lock()
+	s.attached = false
+	ending := s.ending
+	s.mu.Unlock()
+	if ending {
+		s.close() // nobody will write up to the end now
+		return
+	}
+	s.gate.broadcast()
+}
+
+// finish ends the stream at seq: an attached GET writes what comes
+// before it in the connection's order (the failed session/load answer on
+// the connection stream included), then finishes its response. A stream
+// nobody has open ends at once.
+func (s *outStream) finish(seq uint64) {
+	s.mu.Lock()
+	if s.closed || !s.attached {
+		s.mu.Unlock()
+		s.close()
+		return
+	}
+	s.ending = true
+	s.queue = append(s.queue, queued{seq: seq, end: true})
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	s.gate.broadcast()
+}
+
+// peek returns the oldest queued message, or ok false.
+func (s *outStream) peek() (q queued, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.queue) == 0 {
+		return queued{}, false
+	}
+	return s.queue[0], true
+}
+
+// head returns the sequence of the oldest message an attached stream
+// still has to write, or ok false when it is detached or empty.
+func (s *outStream) head() (seq uint64, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.attached || s.closed || len(s.queue) == 0 {
+		return 0, false
+	}
+	return s.queue[0].seq, true
+}
+
+// pop drops the message peek returned, once it has been written.
+func (s *outStream) pop() {
+	s.mu.Lock()
+	s.queued -= len(s.queue[0].msg)
+	s.queue[0] = queued{}
+	s.queue = s.queue[1:]
+	s.mu.Unlock()
+	s.gate.wrote(s)
+}
+
+// close ends the stream: an attached GET finishes its response. The
+// gate forgets it.
+func (s *outStream) close() {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.ended)
+	}
+	s.mu.Unlock()
+	s.gate.remove(s)
+}
+
+// orderGate keeps a connection's streams in the agent's order: a stream
+// writes a message only when no other open stream still has an older
+// one to write. Without it a session/load response (connection stream)
+// could overtake the history replayed before it (session stream). A
+// stream nobody has opened does not hold the others back.
+type orderGate struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	streams []*outStream
+	last    *outStream // the stream that wrote the latest message, and when
+	lastAt  time.Time
+}
+
+func newOrderGate() *orderGate {
+	g := &orderGate{}
+	g.cond = sync.NewCond(&g.mu)
+	return g
+}
+
+func (g *orderGate) add(st *outStream) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.streams = append(g.streams, st)
+}
+
+// remove forgets a closed stream and wakes the others.
+func (g *orderGate) remove(st *outStream) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, s := range g.streams {
+		if s == st {
+			g.streams = append(g.streams[:i], g.streams[i+1:]...)
+			break
+		}
+	}
+	g.cond.Broadcast()
+}
+
+// wrote notes that st has written a message, and wakes the others.
+func (g *orderGate) wrote(st *outStream) {
+	g.mu.Lock()
+	g.last, g.lastAt = st, time.Now()
+	g.cond.Broadcast()
+	g.mu.Unlock()
+}
+
+// quietFor returns how much longer self must wait for the other streams
+// to have been quiet for d.
+func (g *orderGate) quietFor(self *outStream, d time.Duration) time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.last == nil || g.last == self {
+		return 0
+	}
+	return d - time.Since(g.lastAt)
+}
+
+func (g *orderGate) broadcast() {
+	g.mu.Lock()
+	g.cond.Broadcast()
+	g.mu.Unlock()
+}
+
+// waitTurn blocks until self may write message seq, or done ends.
+func (g *orderGate) waitTurn(self *outStream, seq uint64, done <-chan struct{}) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for {
+		select {
+		case <-done:
+			return false
+		case <-self.ended:
+			return true // drain what is left without waiting
+		default:
+		}
+		if !g.olderElsewhere(self, seq) {
+			return true
+		}
+		g.cond.Wait()
+	}
+}
+
+func (g *orderGate) olderElsewhere(self *outStream, seq uint64) bool {
+	for _, st := range g.streams {
+		if st == self {
+			continue
+		}
+		if head, ok := st.head(); ok && head < seq {
+			return true
+		}
+	}
+	return false
+}
+
+// sseWriter is what a GET handler needs to write one stream.
+type sseWriter struct {
+	w         http.ResponseWriter
+	rc        *http.ResponseController
+	keepalive time.Duration
+	record    func(msg []byte, id string) // called as each event is written
+	// nextID numbers events across all streams of the connection in the
+	// order they are written (see HeaderEventOrder).
+	nextID func() uint64
+}
+
+// settle waits until the connection's other streams have been quiet for
+// answerSettle; it reports false when the client left meanwhile.
+func (sw *sseWriter) settle(s *outStream, done <-chan struct{}) bool {
+	wait := s.gate.quietFor(s, answerSettle)
+	if wait <= 0 {
+		return true
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-s.ended:
+		return true
+	case <-done:
+		return false
+	}
+}
+
+// HeaderEventOrder, on a GET stream's response, says that the events'
+// ids number the messages of all the connection's streams together, in
+// the agent's order, without gaps, so a client reading several streams
+// can put the agent's messages back in order (a session/load reply after
+// the history it replays). acpscope serve sends it; connect uses it.
+const HeaderEventOrder = "Acpscope-Event-Order"
+
+// run writes queued messages as SSE events, each flushed at once, and a
+// keep-alive comment whenever the stream has been quiet for keepalive.
+// It returns when the client leaves (done) or the stream is closed.
+func (sw *sseWriter) run(s *outStream, done <-chan struct{}) {
+	var tick <-chan time.Time
+	if sw.keepalive > 0 {
+		t := time.NewTicker(sw.keepalive)
+		defer t.Stop()
+		tick = t.C
+	}
+	var buf []byte
+	for {
+		for q, ok := s.peek(); ok; q, ok = s.peek() {
+			if !s.gate.waitTurn(s, q.seq, done) {
+				return
+			}
+			if q.end {
+				s.close()
+				return
+			}
+			if q.settle && !sw.settle(s, done) {
+				return
+			}
+			msg := q.msg
+			id := strconv.FormatUint(sw.nextID(), 10)
+			buf = wire.AppendSSEEvent(buf[:0], id, msg)
+			// Recorded before it is sent, so the client's answer is never
+			// recorded first. A failed write leaves the message queued for
+			// the next GET, where it is recorded again as sent again.
+			sw.record(msg, id)
+			if _, err := sw.w.Write(buf); err != nil {
+				return
+			}
+			if sw.rc.Flush() != nil {
+				return
+			}
+			s.pop()
+		}
+		select {
+		case <-s.wake:
+		case <-tick:
+			buf = wire.AppendSSEComment(buf[:0], "keep-alive")
+			if _, err := sw.w.Write(buf); err != nil || sw.rc.Flush() != nil {
+				return
+			}
+		case <-done:
+			return
+		case <-s.ended:
+			if _, ok := s.peek(); !ok {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,262 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+
+	"sync/atomic"
+	"time"
+
+	"github.com/acpscope/acpscope/capture"
+)
+
+// forwarderSource is setup (b): the least a forwarding process can do, an
+// io.Copy each way. It is built with go build at the start of a run.
+const forwarderSource = `package main
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+)
+
+func main() {
+	cmd := exec.Command(os.Args[1], os.Args[2:]...)
+	cmd.Stderr = os.Stderr
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		os.Exit(127)
+	}
+	go func() { io.Copy(in, os.Stdin); in.Close() }()
+	io.Copy(os.Stdout, out)
+	var ee *exec.ExitError
+	if err := cmd.Wait(); errors.As(err, &ee) {
+		os.Exit(ee.ExitCode())
+	}
+}
+`
+
+// teeScript is setup (c), run as bash -c teeScript bash AGENT…: each
+// direction goes through tee into a logger that prefixes every message
+// with a microsecond timestamp, the way people log stdio agents with
+// tee and moreutils' ts (itself a perl script).
+const teeScript = `stamp() { perl -MTime::HiRes=time -ne 'printf "%.6f %s", time, $_'; }; ` +
+	`tee >(stamp > "$ACPSCOPE_BENCH_LOG.in") | "$@" | tee >(stamp > "$ACPSCOPE_BENCH_LOG.out")`
+
+// benchSetup is one way of putting something between the driver and the
+// agent.
+type benchSetup struct {
+	key, name string
+	middle    bool // there is a middle process whose RSS is measured
+	capture   bool // it records: run it at the paced rates too
+	// command returns the command to run around agent, and the capture
+	// file it writes ("" when none).
+	command func(tag string, agent []string) (*exec.Cmd, string)
+}
+
+func benchSetups(ctx context.Context, cfg Config) ([]*benchSetup, error) {
+	var all []*benchSetup
+	if wanted(cfg, "a") {
+		all = append(all, &benchSetup{key: "a", name: "(a) direct pipe", command: func(_ string, agent []string) (*exec.Cmd, string) {
+			return exec.Command(agent[0], agent[1:]...), ""
+		}})
+	}
+	if wanted(cfg, "b") {
+		fwd, err := buildForwarder(ctx, cfg.Dir)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, &benchSetup{key: "b", name: "(b) minimal forwarder", middle: true, command: func(_ string, agent []string) (*exec.Cmd, string) {
+			return exec.Command(fwd, agent...), ""
+		}})
+	}
+	if wanted(cfg, "c") {
+		if _, err := exec.LookPath("bash"); err != nil {
+			return nil, errors.New("setup (c) needs bash and perl")
+		}
+		all = append(all, &benchSetup{key: "c", name: "(c) tee + per-message timestamps", command: func(tag string, agent []string) (*exec.Cmd, string) {
+			cmd := exec.Command("bash", append([]string{"-c", teeScript, "bash"}, agent...)...)
+			cmd.Env = append(os.Environ(), "ACPSCOPE_BENCH_LOG="+benchFile(cfg, "tee-"+tag))
+			return cmd, ""
+		}})
+	}
+	if wanted(cfg, "d") {
+		var n atomic.Int64
+		all = append(all, &benchSetup{key: "d", name: "(d) acpscope, capture on", middle: true, capture: true, command: func(tag string, agent []string) (*exec.Cmd, string) {
+			path := benchFile(cfg, fmt.Sprintf("capture-%s-%d.acpscope", tag, n.Add(1)))
+			return cfg.Proxy(path, agent), path
+		}})
+	}
+	if wanted(cfg, "e") {
+		all = append(all, &benchSetup{key: "e", name: "(e) acpscope, --no-capture", middle: true, command: func(_ string, agent []string) (*exec.Cmd, string) {
+			return cfg.Proxy("", agent), ""
+		}})
+	}
+	for _, s := range all {
+		agent := cfg.Agent
+		cmd := s.command
+		s.command = func(tag string, mode []string) (*exec.Cmd, string) {
+			return cmd(tag, append(append([]string(nil), agent...), mode...))
+		}
+	}
+	return all, nil
+}
+
+// buildForwarder writes forwarderSource into its own module and builds it.
+func buildForwarder(ctx context.Context, dir string) (string, error) {
+	src := benchFile(Config{Dir: dir}, "forwarder-src")
+	if err := os.MkdirAll(src, 0o700); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(src+"/main.go", []byte(forwarderSource), 0o600); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(src+"/go.mod", []byte("module forwarder\n\ngo 1.21\n"), 0o600); err != nil {
+		return "", err
+	}
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		return "", ErrNoGo
+	}
+	bin := benchFile(Config{Dir: dir}, "forwarder")
+	build := exec.CommandContext(ctx, goCmd, "build", "-o", bin, ".")
+	build.Dir = src
+	build.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the minimal forwarder: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// benchRun is one process tree being measured.
+type benchRun struct {
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	stdout  io.ReadCloser
+	stderr  bytes.Buffer
+	capture string
+
+	rssStop chan struct{}
+	rssDone chan struct{}
+	rss     atomic.Int64
+
+	peakRSS     int64
+	captureLoss int64
+	captureNote string
+}
+
+// run starts the setup with the agent in mode.
+func (s *benchSetup) run(ctx context.Context, tag string, mode ...string) (*benchRun, error) {
+	cmd, capturePath := s.command(s.key+"-"+tag, mode)
+	m := &benchRun{cmd: cmd, capture: capturePath, captureLoss: -1, rssStop: make(chan struct{}), rssDone: make(chan struct{})}
+	cmd.Stderr = &m.stderr
+	var err error
+	if m.stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	if m.stdout, err = cmd.StdoutPipe(); err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { cmd.Process.Kill() })
+	go func() { // RSS poller: ends when finish closes rssStop
+		defer close(m.rssDone)
+		defer stop()
+		if !s.middle {
+			<-m.rssStop
+			return
+		}
+		pollRSS(cmd.Process.Pid, &m.rss, m.rssStop)
+	}()
+	return m, nil
+}
+
+// finish closes stdin, drains stdout, waits for the process and reads
+// the capture's loss. It returns err, or the first error it meets.
+func (m *benchRun) finish(err error) error {
+	m.stdin.Close()
+	io.Copy(io.Discard, m.stdout)
+	werr := m.cmd.Wait()
+	close(m.rssStop)
+	<-m.rssDone
+	m.peakRSS = m.rss.Load()
+	if err == nil {
+		err = werr
+	}
+	if err != nil && m.stderr.Len() > 0 {
+		err = fmt.Errorf("%w; stderr: %s", err, strings.TrimSpace(m.stderr.String()))
+	}
+	if m.capture != "" {
+		if err == nil && strings.Contains(m.stderr.String(), "NOT RECORDING") {
+			err = fmt.Errorf("the proxy did not record: %s", strings.TrimSpace(m.stderr.String()))
+		}
+		m.captureLoss, m.captureNote = readCaptureLoss(m.capture)
+	}
+	return err
+}
+
+// readCaptureLoss opens a finished capture and returns its loss count.
+func readCaptureLoss(path string) (loss int64, note string) {
+	defer func() {
+		if p := recover(); p != nil { // the store may still be a stub
+			loss, note = -1, fmt.Sprint("capture unreadable: ", p)
+		}
+	}()
+	r, err := capture.Open(path)
+	if err != nil {
+		return -1, "capture unreadable: " + err.Error()
+	}
+	defer r.Close()
+	l := r.Meta().Loss
+	if l.WriteErrors > 0 {
+		note = l.LastError
+	}
+	return l.Messages, note
+}
+
+// pollRSS samples the process's VmHWM (its peak resident set so far)
+// every 5 ms until stop is closed; the kernel keeps the peak, so sampling
+// only has to catch the last value before the process exits.
+func pollRSS(pid int, peak *atomic.Int64, stop <-chan struct{}) {
+	path := "/proc/" + strconv.Itoa(pid) + "/status"
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if v := readVmHWM(path); v > peak.Load() {
+			peak.Store(v)
+		}
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func readVmHWM(path string) int64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	i := bytes.Index(b, []byte("VmHWM:"))
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+len("VmHWM:"):]))
+	if len(f) < 2 {
+		return 0
+	}
+	kb, _ := strconv.ParseInt(f[0], 10, 64)
+	return kb << 10
+}
