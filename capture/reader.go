@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acpscope/acpscope/protocol"
@@ -36,6 +37,10 @@ type Reader struct {
 	mu     sync.Mutex // guards cached and closed
 	cached *segment
 	closed bool
+
+	// touched counts the bytes of the mapped file read since its pages
+	// were last released (see touch).
+	touched atomic.Int64
 }
 
 // Open opens a capture read-only. It returns an error wrapping ErrLive
@@ -219,7 +224,7 @@ func (r *Reader) Body(seq uint64) (body []byte, err error) {
 		return nil, err
 	}
 	err = r.db.View(func(tx *bolt.Tx) error {
-		body, err = seg.body(segmentBodies(tx, seg.first), seq)
+		body, err = r.copyBody(seg, segmentBodies(tx, seg.first), seq)
 		return err
 	})
 	if err != nil {
@@ -249,6 +254,7 @@ func (r *Reader) Scan(from uint64, fn func(*Record) bool) (err error) {
 		if seg == nil {
 			return nil
 		}
+		r.touch(seg.size)
 		for seq := max(from, seg.first); seq < seg.first+uint64(len(seg.recs)); seq++ {
 			rec := seg.record(seq)
 			if !fn(&rec) {
@@ -315,6 +321,7 @@ func (r *Reader) segment(seq uint64) (*segment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading record %d of %s: %w", seq, r.path, err)
 	}
+	r.touch(seg.size)
 	r.cached = seg
 	return seg, nil
 }
@@ -374,13 +381,58 @@ func (s *segment) record(seq uint64) Record {
 	return rec
 }
 
-// body copies record seq's bytes out of the segment's bodies value.
+// body returns record seq's bytes in the segment's bodies value, a view
+// valid for the transaction all was read in.
 func (s *segment) body(all []byte, seq uint64) ([]byte, error) {
 	i := seq - s.first
 	if int64(len(all)) != s.offsets[len(s.offsets)-1] {
 		return nil, fmt.Errorf("segment %d: bodies hold %d bytes, metadata says %d: %w", s.first, len(all), s.offsets[len(s.offsets)-1], errSegment)
 	}
-	return bytes.Clone(all[s.offsets[i]:s.offsets[i+1]:s.offsets[i+1]]), nil
+	return all[s.offsets[i]:s.offsets[i+1]:s.offsets[i+1]], nil
+}
+
+// copyBody copies record seq's bytes out of the mapped bodies value all.
+func (r *Reader) copyBody(s *segment, all []byte, seq uint64) ([]byte, error) {
+	view, err := s.body(all, seq)
+	if err != nil {
+		return nil, err
+	}
+	return r.copyMapped(view), nil
+}
+
+// copyMapped copies a view of the mapped file into memory of its own. A
+// large view is copied a piece at a time, each piece's pages released
+// once copied, so a 200 MB body costs its copy and not twice its size.
+func (r *Reader) copyMapped(view []byte) []byte {
+	if len(view) < releasePiece {
+		r.touch(len(view))
+		return bytes.Clone(view)
+	}
+	out := make([]byte, 0, len(view))
+	for off := 0; off < len(view); off += releasePiece {
+		piece := view[off:min(off+releasePiece, len(view))]
+		out = append(out, piece...)
+		releaseRange(piece)
+	}
+	return out
+}
+
+// releasePiece is how much of a large body is copied before its pages
+// are released, and releaseTouched how much a Reader reads before it
+// releases what it has read.
+const (
+	releasePiece   = 4 << 20
+	releaseTouched = 8 << 20
+)
+
+// touch counts n bytes of the mapped file read and, past releaseTouched,
+// releases the pages read so far: reading every record of a capture
+// would otherwise keep the whole file resident in the reader's memory.
+func (r *Reader) touch(n int) {
+	if r.touched.Add(int64(n)) > releaseTouched {
+		r.touched.Store(0)
+		r.releaseMapped()
+	}
 }
 
 // lookup merges the postings of term in index ix of a capture of the

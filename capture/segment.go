@@ -126,6 +126,8 @@ type segment struct {
 	first   uint64
 	recs    []Record
 	offsets []int64 // len(recs)+1 entries: body i is [offsets[i], offsets[i+1])
+	// size is the length of the encoded metadata, for Reader.touch.
+	size int
 }
 
 // contains reports whether seq lies in the segment.
@@ -152,7 +154,7 @@ func decodeSegment(first uint64, v []byte) (*segment, error) {
 	if d.err != nil || count == 0 || count > uint64(len(v))/minRecordLen {
 		return nil, fmt.Errorf("segment %d: bad record count: %w", first, errSegment)
 	}
-	seg := &segment{first: first, recs: make([]Record, count), offsets: make([]int64, count+1)}
+	seg := &segment{first: first, recs: make([]Record, count), offsets: make([]int64, count+1), size: len(v)}
 	var t, off int64
 	for i := range seg.recs {
 		r := &seg.recs[i]
