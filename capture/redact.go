@@ -48,6 +48,7 @@ type Redactor struct {
 	paths    []string
 	patterns []*regexp.Regexp
 	state    *exportState
+	cache    *textCache
 }
 
 // credentialKey matches _meta keys that look like credentials.
@@ -62,7 +63,7 @@ var credentialHeaders = map[string]bool{
 
 // NewRedactor compiles the default rules plus opts.
 func NewRedactor(opts RedactOptions) (*Redactor, error) {
-	r := &Redactor{paths: opts.Paths, state: newExportState()}
+	r := &Redactor{paths: opts.Paths, state: newExportState(), cache: &textCache{}}
 	for _, p := range opts.Patterns {
 		re, err := regexp.Compile(p)
 		if err != nil {

@@ -64,9 +64,10 @@ type msgScan struct {
 }
 
 func newMsgScan(r *Redactor, method string, body []byte) *msgScan {
+	// The maps are made when first written: most messages need none,
+	// and making four per message was a tenth of an export's time.
 	return &msgScan{r: r, body: body, method: method,
-		batch: bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("[")),
-		where: map[string]int{}, pairs: map[int]*pairSlot{}, argv: map[int]*argvList{}, commands: map[int]string{}}
+		batch: bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("["))}
 }
 
 // message redacts one JSON message; ok is false when body is not JSON.
@@ -179,7 +180,7 @@ func anywhereRule(path []string) string {
 		return ""
 	case n >= 3 && path[n-3] == "mcpServers" && (path[n-1] == "env" || path[n-1] == "headers"):
 		return "mcpServers " + path[n-1]
-	case credentialName(path[n-1]):
+	case credentialNameCached(path[n-1]):
 		return "credential key"
 	}
 	return ""
@@ -238,6 +239,9 @@ func (s *msgScan) member(path []string, obj, start, end int) {
 		p.value = Edit{start, end, redactedLiteral}
 		p.path = append([]string(nil), path...)
 	case "command":
+		if s.commands == nil {
+			s.commands = map[int]string{}
+		}
 		s.commands[obj] = toolName([]byte(firstField(decodeString(s.body[start:end]))))
 	}
 }
@@ -246,6 +250,9 @@ func (s *msgScan) pair(obj int) *pairSlot {
 	p := s.pairs[obj]
 	if p == nil {
 		p = &pairSlot{}
+		if s.pairs == nil {
+			s.pairs = map[int]*pairSlot{}
+		}
 		s.pairs[obj] = p
 	}
 	return p
@@ -279,6 +286,9 @@ func (s *msgScan) element(path []string, idx, start, end int) {
 		l = &argvList{start: arr, owner: -1}
 		if n := len(s.stack); n >= 2 && !s.stack[n-2].array {
 			l.owner = s.stack[n-2].start
+		}
+		if s.argv == nil {
+			s.argv = map[int]*argvList{}
 		}
 		s.argv[arr] = l
 	}
@@ -346,6 +356,9 @@ func (s *msgScan) report(path []string, at int, rule string) {
 			s.found[i].Rule += ", " + rule
 		}
 		return
+	}
+	if s.where == nil {
+		s.where = map[string]int{}
 	}
 	s.where[p] = len(s.found)
 	s.found = append(s.found, Redaction{Path: p, Rule: rule})

@@ -67,6 +67,9 @@ func userPassword(b []byte) bool {
 // textSpans finds the secrets in b, merged and in order. json says b is
 // the inside of a JSON string literal (escapes as written).
 func (r *Redactor) textSpans(b []byte, json bool) []span {
+	if r.cache.isClean(b, json) {
+		return nil
+	}
 	var found []span
 	add := func(s span) {
 		if s.end > s.start {
@@ -87,6 +90,9 @@ func (r *Redactor) textSpans(b []byte, json bool) []span {
 	puttySpans(b, add)
 	awsSecretSpans(b, found, add)
 	r.fingerprintSpans(b, add)
+	if len(found) == 0 {
+		r.cache.addClean(b, json)
+	}
 	return mergeSpans(found)
 }
 
