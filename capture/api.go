@@ -40,6 +40,10 @@ type WriterOptions struct {
 
 	// maxFileSize makes writes fail past this size (tests of disk full).
 	maxFileSize int
+	// releaseMapped drops the pages of the file's memory map after every
+	// commit: an import or export touches a little of the file with each
+	// and would otherwise end up holding much of it resident.
+	releaseMapped bool
 	// commitGate, when set, holds every commit until it can receive from
 	// it (tests of a stalled disk: close it to let the writer finish).
 	commitGate <-chan struct{}

@@ -57,6 +57,7 @@ type group struct {
 	big         bool     // holds a message larger than bigMessage
 	started     time.Time
 	final       bool
+	synced      []chan struct{} // closed once the group is committed (Writer.sync)
 }
 
 // maxWaiting bounds the unanswered requests remembered per connection;
@@ -103,7 +104,7 @@ func (g *group) reset() {
 	ids := g.ids
 	ids[0].reset()
 	ids[1].reset()
-	*g = group{segs: segs, pairs: pairs, arenas: arenas, owned: g.owned[:0], post: post, ids: ids}
+	*g = group{segs: segs, pairs: pairs, arenas: arenas, owned: g.owned[:0], post: post, ids: ids, synced: g.synced[:0]}
 }
 
 // segmentBuffer returns an empty slice with room for a whole segment's
@@ -123,10 +124,14 @@ func (b *builder) segmentBuffer() []byte {
 
 // handle processes one queued item.
 func (b *builder) handle(it *item) {
-	if it.kind == itemFrame {
+	switch it.kind {
+	case itemFrame:
 		b.message(it.conn, it.dir, it.t, it.data, it.flags, it.env)
 		b.g.frames++
 		b.g.wireBytes += int64(len(it.data))
+		return
+	case itemLine:
+		b.line(it, it.data, it.flags)
 		return
 	}
 	k := streamKey{it.conn, it.stream}

@@ -37,6 +37,12 @@ func (w *Writer) build() {
 		w.commits <- g
 	}
 	handle := func(it *item) {
+		if it.kind == itemSync { // commit what is open now, and say when
+			g := b.group()
+			g.synced = append(g.synced, it.synced)
+			send(false)
+			return
+		}
 		w.tap.queued.Add(-int64(len(it.data)))
 		open := b.g != nil
 		b.handle(it)
@@ -125,9 +131,15 @@ func (w *Writer) commitLoop() {
 		} else {
 			w.failing = false
 			w.committed.Add(uint64(g.records))
+			if w.opts.releaseMapped {
+				releaseDB(w.db, w.path)
+			}
 		}
 		if w.feed != nil && err == nil {
 			w.feed.advance(g.last)
+		}
+		for _, c := range g.synced {
+			close(c)
 		}
 		w.recycle(g)
 	}

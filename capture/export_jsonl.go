@@ -4,40 +4,31 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-
-	"github.com/acpscope/acpscope/wire"
 )
 
 // ExportJSONL writes the selected session of src as JSONL (AppendJSONL
 // lines, the format of acpscope dump) to w, redacted unless
 // opts.NoRedact. Batches travel as the batch line; Import reads it back.
 func ExportJSONL(src Source, w io.Writer, opts ExportOptions) (ExportResult, error) {
-	sel, red, res, err := startExport(src, opts)
+	ex, err := NewExporter(src, opts)
 	if err != nil {
-		return res, err
+		return ExportResult{}, err
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var buf []byte
-	for i, seq := range sel.Seqs {
-		rec, err := src.Record(seq)
-		if err == nil {
-			rec.Body, err = src.Body(seq)
+	err = ex.Each(false, func(rec *Record) error {
+		buf = AppendJSONL(buf[:0], rec)
+		buf = append(buf, '\n')
+		if _, err := bw.Write(buf); err != nil {
+			return fmt.Errorf("writing JSONL: %w", err)
 		}
-		if err != nil {
-			return res, fmt.Errorf("reading record %d: %w", seq, err)
+		if cap(buf) > 1<<20 {
+			buf = nil // a large message's line is not kept for the next
 		}
-		if rec.Flags&wire.FlagBatchMember != 0 {
-			continue // the batch line itself carries the member's bytes
-		}
-		res.Redactions = append(res.Redactions, redactRecord(red, &rec, opts)...)
-		buf = AppendJSONL(buf[:0], &rec)
-		if _, err := bw.Write(append(buf, '\n')); err != nil {
-			return res, fmt.Errorf("writing JSONL: %w", err)
-		}
-		res.Records++
-		if opts.Progress != nil && i%5000 == 4999 {
-			opts.Progress(uint64(i+1), uint64(len(sel.Seqs)))
-		}
+		return nil
+	})
+	if err != nil {
+		return ex.Result(), err
 	}
-	return res, bw.Flush()
+	return ex.Result(), bw.Flush()
 }

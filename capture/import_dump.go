@@ -4,12 +4,13 @@ import "github.com/acpscope/acpscope/wire"
 
 // parseDumpLine reads one line of our own JSONL (acpscope dump, export
 // --format jsonl: AppendJSONL lines), recognised by their "kind" member.
-// skip is set for batch members, whose bytes the batch line carries.
+// skip is set for batch members, whose bytes the batch line carries. The
+// body may be a slice of raw.
 func parseDumpLine(raw []byte) (l line, skip, ok bool) {
-	if raw[0] != '{' || wire.Value(raw, "kind") == nil {
+	if raw[0] != '{' {
 		return line{}, false, false
 	}
-	r, err := ParseJSONL(raw)
+	r, err := parseJSONL(raw, true)
 	if err != nil || r.Body == nil {
 		return line{}, false, false
 	}

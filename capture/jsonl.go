@@ -42,6 +42,7 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/acpscope/acpscope/protocol"
@@ -196,9 +197,20 @@ type jsonlRecord struct {
 	Peer      uint64          `json:"peer"`
 	LatencyMs float64         `json:"latencyMs"`
 	HTTP      *wire.Envelope  `json:"http"`
-	Msg       json.RawMessage `json:"msg"`
-	Text      *string         `json:"text"`
-	Base64    *string         `json:"base64"`
+	Msg       rawSpan         `json:"msg"`
+	Text      rawSpan         `json:"text"`
+	Base64    rawSpan         `json:"base64"`
+}
+
+// rawSpan keeps a value's bytes as a slice of the line being decoded
+// rather than a copy: a body of hundreds of megabytes is then held once.
+// encoding/json hands UnmarshalJSON a slice of its input, which the
+// caller of Unmarshal owns and does not change until the span is used.
+type rawSpan []byte
+
+func (s *rawSpan) UnmarshalJSON(b []byte) error {
+	*s = b
+	return nil
 }
 
 var errJSONL = errors.New("not an acpscope JSONL record")
@@ -206,6 +218,12 @@ var errJSONL = errors.New("not an acpscope JSONL record")
 // ParseJSONL reads one line written by AppendJSONL (a trailing newline is
 // allowed). Body is nil when the line carries none.
 func ParseJSONL(line []byte) (Record, error) {
+	return parseJSONL(line, false)
+}
+
+// parseJSONL is ParseJSONL; with keep, a "msg" body is a slice of line
+// rather than a copy, so that a large one is held once.
+func parseJSONL(line []byte, keep bool) (Record, error) {
 	var j jsonlRecord
 	if err := json.Unmarshal(line, &j); err != nil {
 		return Record{}, fmt.Errorf("%w: %v", errJSONL, err)
@@ -239,7 +257,7 @@ func ParseJSONL(line []byte) (Record, error) {
 		r.ID = bytes.Clone(j.ID)
 	}
 	r.Latency = time.Duration(j.LatencyMs*1e6 + copysignHalf(j.LatencyMs))
-	body, err := j.body()
+	body, err := j.body(keep)
 	if err != nil {
 		return Record{}, err
 	}
@@ -271,7 +289,7 @@ func (j *jsonlRecord) time(r *Record) error {
 	return nil
 }
 
-func (j *jsonlRecord) body() ([]byte, error) {
+func (j *jsonlRecord) body(keep bool) ([]byte, error) {
 	n := 0
 	for _, present := range []bool{j.Msg != nil, j.Text != nil, j.Base64 != nil} {
 		if present {
@@ -281,16 +299,105 @@ func (j *jsonlRecord) body() ([]byte, error) {
 	switch {
 	case n > 1:
 		return nil, fmt.Errorf("%w: more than one of msg, text and base64", errJSONL)
+	case j.Msg != nil && keep:
+		return j.Msg, nil
 	case j.Msg != nil:
 		return bytes.Clone(j.Msg), nil
 	case j.Text != nil:
-		return append([]byte{}, *j.Text...), nil
+		b, err := unquote(j.Text)
+		if err != nil {
+			return nil, fmt.Errorf("%w: text: %v", errJSONL, err)
+		}
+		return b, nil
 	case j.Base64 != nil:
-		b, err := base64.StdEncoding.DecodeString(*j.Base64)
+		lit, err := unquote(j.Base64)
+		if err != nil {
+			return nil, fmt.Errorf("%w: base64: %v", errJSONL, err)
+		}
+		b := make([]byte, base64.StdEncoding.DecodedLen(len(lit)))
+		n, err := base64.StdEncoding.Decode(b, lit)
+		b = b[:n]
 		if err != nil {
 			return nil, fmt.Errorf("%w: base64: %v", errJSONL, err)
 		}
 		return b, nil
 	}
 	return nil, nil
+}
+
+// unquote decodes a JSON string literal into new memory of its own, once:
+// decoding into a Go string and converting that would copy a text body of
+// hundreds of megabytes twice. Unmarshal has already checked the literal.
+func unquote(lit []byte) ([]byte, error) {
+	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
+		return nil, errors.New("not a string")
+	}
+	lit = lit[1 : len(lit)-1]
+	out := make([]byte, 0, len(lit))
+	for len(lit) > 0 {
+		k := bytes.IndexByte(lit, '\\')
+		if k < 0 {
+			return append(out, lit...), nil
+		}
+		out = append(out, lit[:k]...)
+		if k+1 >= len(lit) {
+			return nil, errors.New("string ends in a backslash")
+		}
+		c := lit[k+1]
+		lit = lit[k+2:]
+		switch c {
+		case '"', '\\', '/':
+			out = append(out, c)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			var r rune
+			var err error
+			if r, lit, err = unicodeEscape(lit); err != nil {
+				return nil, err
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			return nil, fmt.Errorf("bad escape \\%c", c)
+		}
+	}
+	return out, nil
+}
+
+// unicodeEscape reads the XXXX of a \uXXXX escape at the start of b, and
+// the low half that must follow a high surrogate; a lone surrogate reads
+// as U+FFFD, as encoding/json has it.
+func unicodeEscape(b []byte) (rune, []byte, error) {
+	r, ok := hex4(b)
+	if !ok {
+		return 0, nil, errors.New("bad \\u escape")
+	}
+	b = b[4:]
+	if !utf16.IsSurrogate(r) {
+		return r, b, nil
+	}
+	if len(b) >= 6 && b[0] == '\\' && b[1] == 'u' {
+		if lo, ok := hex4(b[2:]); ok {
+			if dec := utf16.DecodeRune(r, lo); dec != utf8.RuneError {
+				return dec, b[6:], nil
+			}
+		}
+	}
+	return utf8.RuneError, b, nil
+}
+
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(b[:4]), 16, 32)
+	return rune(v), err == nil
 }

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/acpscope/acpscope/wire"
 )
@@ -20,6 +21,11 @@ const (
 	itemChunk itemKind = iota + 1
 	itemEnd
 	itemFrame
+	// itemLine is one whole stdio line without its newline, handed over
+	// by an import or export (see Writer.put): it skips the framer.
+	itemLine
+	// itemSync asks for what came before it to be committed (Writer.sync).
+	itemSync
 )
 
 // item is one hand-off from the tap to the framing goroutine.
@@ -36,6 +42,7 @@ type item struct {
 	t           int64
 	data        []byte
 	env         *wire.Envelope
+	synced      chan struct{} // itemSync: closed once committed
 }
 
 type streamKey struct {
@@ -192,4 +199,31 @@ func (w *Writer) frame(it item, b []byte) {
 		tp.lostMsgs.Add(1)
 		tp.lossEvents.Add(1)
 	}
+}
+
+// put hands over an item that the Writer keeps (it.data is not copied)
+// and, unlike the tap's other entries, waits for room rather than drop
+// it: imports and exports have no live peer to keep up with, and must
+// not lose a record. It waits while the queue holds QueueChunks items or
+// more than QueueBytes (an item larger than that waits for an empty
+// queue). Only one goroutine may call put, and never after Close.
+func (w *Writer) put(it item) {
+	tp := &w.tap
+	n := int64(len(it.data))
+	for q := tp.queued.Load(); q != 0 && q+n > tp.limit; q = tp.queued.Load() {
+		time.Sleep(putPoll)
+	}
+	tp.queued.Add(n)
+	tp.queue <- it // blocks while the queue is full of items
+}
+
+// putPoll is how often put looks for room in the queue's byte bound.
+const putPoll = 200 * time.Microsecond
+
+// sync waits until every item put before it is committed. Like put, it
+// is for imports and exports alone.
+func (w *Writer) sync() {
+	done := make(chan struct{})
+	w.put(item{kind: itemSync, synced: done})
+	<-done
 }

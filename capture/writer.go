@@ -195,6 +195,14 @@ func (w *Writer) UpdateMeta(fn func(*Meta)) {
 	}
 }
 
+// setEnd sets the end time Close stores, for an import that learns the
+// session's end only from its last message.
+func (w *Writer) setEnd(t time.Time) {
+	w.metaMu.Lock()
+	w.givenEnd = t
+	w.metaMu.Unlock()
+}
+
 // Meta returns a copy of the current metadata.
 func (w *Writer) Meta() Meta {
 	w.metaMu.Lock()
