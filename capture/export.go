@@ -15,6 +15,10 @@ type ExportOptions struct {
 	// Session picks the session to export; "" exports the only one (or
 	// everything when the capture has no session at all).
 	Session string
+	// AllSessions exports every session when Session is "", where an
+	// export would otherwise ask which: for formats that show a whole
+	// capture, like the HTML report and HAR.
+	AllSessions bool
 	// NoRedact writes secrets as they were.
 	NoRedact bool
 	// Redact adds rules to the default ones.

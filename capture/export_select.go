@@ -29,8 +29,9 @@ type Selection struct {
 // SelectSession picks the records of one session from src: those that
 // carry its id, and the connection-level records (initialize, stderr, …)
 // of the connections it used, but not the session/new of other sessions.
-// session "" picks the only session, or everything when there is none.
-func SelectSession(src Source, session string) (*Selection, error) {
+// session "" picks the only session, or everything when there is none
+// or all is set.
+func SelectSession(src Source, session string, all bool) (*Selection, error) {
 	connsOf := map[string]map[uint32]bool{}
 	perConn := map[uint32]uint64{}
 	sel := &Selection{src: src}
@@ -50,6 +51,7 @@ func SelectSession(src Source, session string) (*Selection, error) {
 		return nil, fmt.Errorf("listing sessions: %w", err)
 	}
 	switch {
+	case session == "" && all:
 	case session == "" && len(sel.Sessions) > 1:
 		return nil, fmt.Errorf("%w (sessions: %s)", ErrManySessions, strings.Join(sel.Sessions, ", "))
 	case session == "" && len(sel.Sessions) == 1:

@@ -26,7 +26,7 @@ type Exporter struct {
 // NewExporter selects the session opts names from src (one pass over the
 // records, without bodies) and builds the redactor.
 func NewExporter(src Source, opts ExportOptions) (*Exporter, error) {
-	sel, err := SelectSession(src, opts.Session)
+	sel, err := SelectSession(src, opts.Session, opts.AllSessions)
 	if err != nil {
 		return nil, err
 	}

@@ -49,8 +49,10 @@ func (o *Options) defaults() {
 }
 
 // Export writes the HTML report of src to w, as the other exporters do:
-// the selected session, redacted unless opts.NoRedact.
+// every session, or the one opts.Session names; redacted unless
+// opts.NoRedact.
 func Export(src capture.Source, w io.Writer, opts capture.ExportOptions) (capture.ExportResult, error) {
+	opts.AllSessions = true // the report shows each session apart
 	return Write(src, w, Options{Export: opts})
 }
 
