@@ -11,23 +11,27 @@ import (
 	"strings"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/har"
 	"github.com/acpscope/acpscope/replay"
+	"github.com/acpscope/acpscope/report"
 	flag "github.com/spf13/pflag"
 )
 
 // exportHelp is `acpscope export`'s synopsis, examples and flags.
 func exportHelp() help {
 	return help{
-		usage: "CAPTURE [--session S] -o FILE [--format capture|jsonl|mermaid] [--redact PATH]… [--redact-re REGEX]…",
+		usage: "CAPTURE [--session S] -o FILE [--format capture|jsonl|html|har|mermaid] [--redact PATH]… [--redact-re REGEX]…",
 		example: `  acpscope export latest --session 0f3c… -o bug.acpscope
+  acpscope export latest --format html -o report.html    # one file that opens in any browser, offline
+  acpscope export latest --format har -o session.har     # HTTP captures: for the devtools network panel
   acpscope export latest --format jsonl -o - | jq .
   acpscope export latest --format mermaid -o flow.mmd
   acpscope export latest -o bug.acpscope --redact 'params.prompt.*.text' --redact-re 'acct-[0-9]+'`,
 		setup: func(fs *flag.FlagSet) {
 			fs.String("dir", "", "capture directory (default $ACPSCOPE_DIR or ~/.local/state/acpscope/captures)")
-			fs.String("session", "", "the session to export (required when the capture holds several)")
-			fs.StringP("output", "o", "", "output file (required for --format capture); jsonl and mermaid go to stdout by default")
-			fs.String("format", "capture", "capture (a single-session capture file), jsonl or mermaid")
+			fs.String("session", "", "the session to export (required when the capture holds several, but for html and har, which show them all)")
+			fs.StringP("output", "o", "", "output file (required for --format capture); the other formats go to stdout by default")
+			fs.String("format", "capture", "capture (a single-session capture file), jsonl, html (a self-contained report), har (HTTP captures) or mermaid")
 			fs.StringArray("redact", nil, "also redact values at this JSON path (glob: * one segment, ** any)")
 			fs.StringArray("redact-re", nil, "also redact text matching this regular expression")
 			fs.Bool("no-redact", false, "keep secrets (API keys, tokens, env values) in the export: never attach such a file publicly")
@@ -74,19 +78,19 @@ func runExport(fs *flag.FlagSet, args []string) (int, error) {
 		fmt.Fprintln(os.Stderr, "acpscope export: WARNING: --no-redact: this export keeps every secret that was on the wire (API keys, tokens, MCP env values, auth headers). Do not attach it to a public issue.")
 	}
 	var res capture.ExportResult
-	switch format {
-	case "capture":
+	if format == "capture" {
 		res, err = capture.Export(src, out, opts)
-	case "jsonl":
+	} else if export, ok := streamFormats[format]; ok {
 		err = writeOutput(out, func(w io.Writer) error {
 			var e error
-			res, e = capture.ExportJSONL(src, w, opts)
+			res, e = export(src, w, opts)
 			return e
 		})
-	case "mermaid":
-		err = writeOutput(out, func(w io.Writer) error { return replay.ExportMermaid(src, w, opts) })
-	default:
-		return 2, usageErrorf("unknown --format %q (want capture, jsonl or mermaid)", format)
+	} else {
+		return 2, usageErrorf("unknown --format %q (want capture, jsonl, html, har or mermaid)", format)
+	}
+	if errors.Is(err, har.ErrNotHTTP) {
+		return 2, fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
 	if errors.Is(err, iofs.ErrExist) {
 		return 2, fmt.Errorf("%s already exists: export does not overwrite; choose another -o, or remove it first", out)
@@ -99,6 +103,17 @@ func runExport(fs *flag.FlagSet, args []string) (int, error) {
 	}
 	reportRedactions(os.Stderr, res, opts, format, out)
 	return 0, nil
+}
+
+// streamFormats are the export formats written to a stream: a new file
+// (-o FILE) or stdout (-o -, the default).
+var streamFormats = map[string]func(capture.Source, io.Writer, capture.ExportOptions) (capture.ExportResult, error){
+	"jsonl": capture.ExportJSONL,
+	"html":  report.Export,
+	"har":   har.Export,
+	"mermaid": func(src capture.Source, w io.Writer, opts capture.ExportOptions) (capture.ExportResult, error) {
+		return capture.ExportResult{}, replay.ExportMermaid(src, w, opts)
+	},
 }
 
 // writeOutput runs write on stdout for "-", else on a new 0600 file.
