@@ -2,12 +2,17 @@ package leakcheck
 
 import (
 	"bytes"
+	"fmt"
+	"html"
+	"io"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/har"
 	"github.com/acpscope/acpscope/replay"
+	"github.com/acpscope/acpscope/report"
 )
 
 // formats are the export formats a bug report can be made in. A new one
@@ -16,6 +21,23 @@ var formats = []Format{
 	{Name: "capture", Export: CaptureFile(capture.Export)},
 	{Name: "jsonl", Export: WithRedactions(capture.ExportJSONL)},
 	{Name: "mermaid", Export: replay.ExportMermaid},
+	{Name: "html", Export: WithRedactions(unescaped(report.Export))},
+	{Name: "har", Export: WithRedactions(har.Export)},
+}
+
+// unescaped makes an HTML exporter's Export that also writes the page
+// with its character references decoded: html/template writes "+" as
+// "&#43;", which would hide a base64 secret from the needles.
+func unescaped(export func(capture.Source, io.Writer, capture.ExportOptions) (capture.ExportResult, error)) func(capture.Source, io.Writer, capture.ExportOptions) (capture.ExportResult, error) {
+	return func(src capture.Source, w io.Writer, opts capture.ExportOptions) (capture.ExportResult, error) {
+		var page bytes.Buffer
+		res, err := export(src, &page, opts)
+		if err != nil {
+			return res, err
+		}
+		_, err = fmt.Fprintf(w, "%s\n--- decoded ---\n%s", page.Bytes(), html.UnescapeString(page.String()))
+		return res, err
+	}
 }
 
 // TestExportsLeakNothing: no export format carries a planted secret or a
