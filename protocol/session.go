@@ -27,6 +27,15 @@ func MintsSession(method string) bool {
 	return method == "session/new" || method == "session/fork"
 }
 
+// ResumesSession reports whether a request of method reopens a session
+// the client names (session/load, session/resume) rather than minting one:
+// the session already exists, so its stream can carry messages (the
+// history session/load replays) that must reach the client before the
+// answer does.
+func ResumesSession(method string) bool {
+	return method == "session/load" || method == "session/resume"
+}
+
 // ConnectionLevel reports whether the response to a request of method
 // belongs to the connection rather than to a session, though the request
 // may name one: a client cannot listen on a session's stream before the
