@@ -10,7 +10,7 @@ import (
 // BuildTranscript rebuilds the conversation from msgs, in capture order.
 // It never fails: what it does not understand it keeps verbatim.
 func BuildTranscript(msgs []Msg) *Transcript {
-	b := &builder{t: &Transcript{}, byID: map[string]*Session{}, pending: pairs[pendingReq]{}}
+	b := &builder{t: &Transcript{}, byID: map[sessionKey]*Session{}, pending: pairs[pendingReq]{}, versions: map[uint8]int{}}
 	forEachUnit(msgs, b.unit)
 	return b.t
 }
@@ -24,8 +24,20 @@ type pendingReq struct {
 
 type builder struct {
 	t       *Transcript
-	byID    map[string]*Session
+	byID    map[sessionKey]*Session
 	pending pairs[pendingReq]
+	// versions holds the negotiated protocol version of each proxy-chain
+	// hop: the two conversations a proxy holds may differ.
+	versions map[uint8]int
+}
+
+// sessionKey names a session within its proxy-chain hop: a proxy and its
+// successor usually share session ids, but what each side saw differs
+// (the proxy may rewrite prompts and filter updates), so each hop keeps
+// its own transcript of the session.
+type sessionKey struct {
+	hop uint8
+	id  string
 }
 
 func (b *builder) unit(u unit) {
@@ -41,12 +53,13 @@ func (b *builder) unit(u unit) {
 	}
 }
 
-func (b *builder) session(id string) *Session {
-	if s, ok := b.byID[id]; ok {
+func (b *builder) session(hop uint8, id string) *Session {
+	k := sessionKey{hop, id}
+	if s, ok := b.byID[k]; ok {
 		return s
 	}
-	s := &Session{ID: id, Origin: "unknown", tools: map[string]*Item{}}
-	b.byID[id] = s
+	s := &Session{ID: id, Hop: hop, Origin: "unknown", tools: map[string]*Item{}}
+	b.byID[k] = s
 	b.t.Sessions = append(b.t.Sessions, s)
 	return s
 }
@@ -85,7 +98,7 @@ func (b *builder) request(u unit) {
 	req := pendingReq{u: u}
 	switch u.Method {
 	case "session/load", "session/resume":
-		s := b.session(str(p, "sessionId"))
+		s := b.session(u.Hop, str(p, "sessionId"))
 		s.Origin = strings.TrimPrefix(u.Method, "session/")
 		s.Seqs = append(s.Seqs, u.Seq)
 		if u.Method == "session/load" {
@@ -94,16 +107,16 @@ func (b *builder) request(u unit) {
 		}
 		req.sess = s
 	case "session/prompt":
-		s := b.session(str(p, "sessionId"))
+		s := b.session(u.Hop, str(p, "sessionId"))
 		t := &Turn{Index: s.nextIndex(), PromptSeq: u.Seq, Prompt: blocks(arr(p, "prompt"))}
 		s.Turns = append(s.Turns, t)
 		req.turn = t
 	case "session/request_permission":
-		s := b.session(str(p, "sessionId"))
+		s := b.session(u.Hop, str(p, "sessionId"))
 		req.item = s.add(&Item{Kind: ItemPermission, Seqs: []uint64{u.Seq}, Permission: permission(p)})
 	default:
 		if strings.HasPrefix(u.Method, "fs/") || strings.HasPrefix(u.Method, "terminal/") || strings.HasPrefix(u.Method, "elicitation/") {
-			s := b.session(str(p, "sessionId"))
+			s := b.session(u.Hop, str(p, "sessionId"))
 			req.item = s.add(&Item{Kind: ItemCall, Seqs: []uint64{u.Seq}, Call: &ClientCall{Method: u.Method, Summary: callSummary(u.Method, p)}})
 		}
 	}
@@ -114,7 +127,7 @@ func (b *builder) response(req pendingReq, u unit) {
 	// Only a few results are read whole; fs and terminal results can be large.
 	var res map[string]any
 	switch req.u.Method {
-	case "initialize", "session/new", "session/fork", "session/prompt", "session/request_permission", "terminal/create", "terminal/wait_for_exit":
+	case "initialize", "_proxy/initialize", "proxy/initialize", "session/new", "session/fork", "session/prompt", "session/request_permission", "terminal/create", "terminal/wait_for_exit":
 		res = object(u.result())
 	}
 	errMsg := ""
@@ -125,11 +138,11 @@ func (b *builder) response(req pendingReq, u unit) {
 		}
 	}
 	switch req.u.Method {
-	case "initialize":
+	case "initialize", "_proxy/initialize", "proxy/initialize":
 		b.initialize(req.u, res)
 	case "session/new", "session/fork":
 		if id := str(res, "sessionId"); id != "" {
-			s := b.session(id)
+			s := b.session(req.u.Hop, id)
 			s.Origin = strings.TrimPrefix(req.u.Method, "session/")
 			s.Seqs = append(s.Seqs, req.u.Seq, u.Seq)
 			if mode := str(obj(res, "modes"), "currentModeId"); mode != "" && s.Mode == "" {
@@ -143,6 +156,12 @@ func (b *builder) response(req pendingReq, u unit) {
 		}
 	case "session/prompt":
 		if t := req.turn; t != nil {
+			if b.versions[req.u.Hop] >= 2 && errMsg == "" {
+				// v2: the answer only accepts the prompt; a state_update
+				// "idle" ends the turn.
+				t.AcceptSeq = u.Seq
+				break
+			}
 			t.EndSeq, t.StopReason, t.Error = u.Seq, str(res, "stopReason"), errMsg
 		}
 	}
@@ -165,9 +184,13 @@ func (b *builder) response(req pendingReq, u unit) {
 func (b *builder) initialize(req unit, res map[string]any) {
 	if v, ok := res["protocolVersion"].(json.Number); ok {
 		if n, err := v.Int64(); err == nil {
-			b.t.Version = int(n)
+			b.versions[req.Hop] = int(n)
 		}
 	}
+	if req.Hop != 0 {
+		return // the transcript's header describes the capture's own peers
+	}
+	b.t.Version = b.versions[0]
 	b.t.Agent = info(obj(res, "agentInfo"))
 	b.t.Client = info(obj(object(req.params()), "clientInfo"))
 }
@@ -184,9 +207,9 @@ func (b *builder) notification(u unit) {
 	p := object(u.params())
 	switch u.Method {
 	case "session/update":
-		b.update(u, b.session(str(p, "sessionId")), obj(p, "update"), wire.Value(u.params(), "update"))
+		b.update(u, b.session(u.Hop, str(p, "sessionId")), obj(p, "update"), wire.Value(u.params(), "update"))
 	case "session/cancel":
-		s := b.session(str(p, "sessionId"))
+		s := b.session(u.Hop, str(p, "sessionId"))
 		if t := s.current(); t.PromptSeq != 0 && t.EndSeq == 0 {
 			t.CancelSeq = u.Seq
 		}

@@ -18,9 +18,13 @@ type Transcript struct {
 	Sessions []*Session
 }
 
-// Session is one ACP session.
+// Session is one ACP session, as one proxy-chain hop saw it.
 type Session struct {
 	ID string
+	// Hop is the proxy-chain hop the session's messages travelled at: 0
+	// for the capture's own peers, 1 for the conversation a proxy holds
+	// with its successor through wrappers.
+	Hop uint8
 	// Origin is how the session came to be: "new", "load", "resume",
 	// "fork", or "unknown" when the capture starts inside it.
 	Origin string
@@ -42,9 +46,12 @@ type Turn struct {
 	Index    int
 	Replayed bool
 	Prompt   []Block
-	// PromptSeq and EndSeq are the prompt request and its response.
-	PromptSeq  uint64
-	EndSeq     uint64
+	// PromptSeq and EndSeq are the prompt request and what ended its
+	// turn: the response in v1, the state_update "idle" in v2.
+	PromptSeq uint64
+	EndSeq    uint64
+	// AcceptSeq is the v2 response that accepted the prompt (0 in v1).
+	AcceptSeq  uint64
 	StopReason string
 	Error      string // error.message of an error response
 	CancelSeq  uint64 // a session/cancel for this turn
@@ -201,14 +208,20 @@ type ClientCall struct {
 	Error   string
 }
 
-// Session returns the session with the given id, or nil.
+// Session returns the session with the given id, or nil; the capture's
+// own (hop 0) before one a proxy held with its successor.
 func (t *Transcript) Session(id string) *Session {
+	var other *Session
 	for _, s := range t.Sessions {
-		if s.ID == id {
+		switch {
+		case s.ID != id:
+		case s.Hop == 0:
 			return s
+		case other == nil:
+			other = s
 		}
 	}
-	return nil
+	return other
 }
 
 // AgentText joins the agent's messages of the turn, the text replay
