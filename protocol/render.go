@@ -139,6 +139,8 @@ func (r *renderer) item(it *Item) {
 			answer = "error: " + c.Error
 		}
 		r.printf("**%s**%s: %s → %s\n\n", c.Method, paren(note), c.Summary, orDash(answer))
+	case ItemMCP:
+		r.printf("**MCP**%s: %s\n\n", paren(note), mcpLine(it.MCP, r.cut))
 	case ItemInfo:
 		r.printf("- %s%s: %s\n\n", it.Update, paren(note), it.Summary)
 	case ItemUnknown:
@@ -183,6 +185,9 @@ func (r *renderer) tool(tc *ToolCall, note string) {
 	}
 	if len(tc.RawOutput) > 0 {
 		r.printf("- output %s\n", r.cut(string(tc.RawOutput)))
+	}
+	for _, c := range tc.MCP {
+		r.printf("- MCP%s %s\n", paren(seqNote(c.Seqs)), mcpLine(c, r.cut))
 	}
 	r.printf("\n")
 }

@@ -82,7 +82,11 @@ func UpdateOf(m *Msg) (variant, text string) {
 	if len(b) == 0 || b[0] != '{' {
 		return "", ""
 	}
-	upd := updateOf(wire.Value(b, "params"))
+	params := wire.Value(b, "params")
+	if IsSuccessor(wire.StringMember(b, "method")) {
+		params = Unwrap(m).Params // a session/update a proxy chain carries
+	}
+	upd := updateOf(params)
 	if upd == nil {
 		return "", ""
 	}

@@ -10,16 +10,24 @@ import (
 // BuildTranscript rebuilds the conversation from msgs, in capture order.
 // It never fails: what it does not understand it keeps verbatim.
 func BuildTranscript(msgs []Msg) *Transcript {
-	b := &builder{t: &Transcript{}, byID: map[sessionKey]*Session{}, pending: pairs[pendingReq]{}, versions: map[uint8]int{}}
+	b := &builder{t: &Transcript{}, byID: map[sessionKey]*Session{}, pending: pairs[pendingReq]{}, versions: map[uint8]int{},
+		mcp: mcpState{servers: map[mcpKey]*Session{}, conns: map[mcpKey]*Session{}}}
 	forEachUnit(msgs, b.unit)
 	return b.t
 }
 
 type pendingReq struct {
 	u    unit
-	item *Item // the permission or client-call item it made
+	item *Item // the permission, client-call or MCP item it made
 	turn *Turn // the prompt turn it opened
 	sess *Session
+	// servers are the MCP-over-ACP servers a session/new declared, bound
+	// to its session when the answer names it.
+	servers []string
+	// mcpSession is the session whose server an mcp/connect asks for;
+	// mcpCall the tools/call an mcp/message carries.
+	mcpSession *Session
+	mcpCall    *MCPCall
 }
 
 type builder struct {
@@ -29,6 +37,7 @@ type builder struct {
 	// versions holds the negotiated protocol version of each proxy-chain
 	// hop: the two conversations a proxy holds may differ.
 	versions map[uint8]int
+	mcp      mcpState
 }
 
 // sessionKey names a session within its proxy-chain hop: a proxy and its
@@ -106,6 +115,11 @@ func (b *builder) request(u unit) {
 			s.Turns = append(s.Turns, s.loading)
 		}
 		req.sess = s
+		b.declareServers(u.Hop, s, acpServers(p))
+	case "session/new", "session/fork":
+		req.servers = acpServers(p)
+	case "mcp/connect", "mcp/message", "_mcp/connect", "_mcp/message":
+		b.mcpRequest(u, &req)
 	case "session/prompt":
 		s := b.session(u.Hop, str(p, "sessionId"))
 		t := &Turn{Index: s.nextIndex(), PromptSeq: u.Seq, Prompt: blocks(arr(p, "prompt"))}
@@ -148,7 +162,10 @@ func (b *builder) response(req pendingReq, u unit) {
 			if mode := str(obj(res, "modes"), "currentModeId"); mode != "" && s.Mode == "" {
 				s.Mode = mode
 			}
+			b.declareServers(req.u.Hop, s, req.servers)
 		}
+	case "mcp/connect", "mcp/message", "_mcp/connect", "_mcp/message":
+		b.mcpAnswer(req, u)
 	case "session/load", "session/resume":
 		if s := req.sess; s != nil {
 			s.Seqs = append(s.Seqs, u.Seq)
@@ -165,7 +182,7 @@ func (b *builder) response(req pendingReq, u unit) {
 			t.EndSeq, t.StopReason, t.Error = u.Seq, str(res, "stopReason"), errMsg
 		}
 	}
-	if it := req.item; it != nil {
+	if it := req.item; it != nil && req.mcpCall == nil {
 		it.Seqs = append(it.Seqs, u.Seq)
 		switch {
 		case it.Permission != nil && errMsg != "":

@@ -70,6 +70,7 @@ const (
 	ItemPlan       ItemKind = "plan"
 	ItemPermission ItemKind = "permission"
 	ItemCall       ItemKind = "call"    // fs/*, terminal/*, elicitation
+	ItemMCP        ItemKind = "mcp"     // an MCP tools/call over ACP no tool call is known to have caused
 	ItemInfo       ItemKind = "info"    // commands, mode, config, title, usage, unstable variants
 	ItemUnknown    ItemKind = "unknown" // an unknown sessionUpdate, kept verbatim
 )
@@ -88,6 +89,7 @@ type Item struct {
 	Plan       *Plan
 	Permission *Permission
 	Call       *ClientCall
+	MCP        *MCPCall
 	// Update is the sessionUpdate name of info and unknown items, Summary
 	// a line about it and Raw the update verbatim.
 	Update  string
@@ -136,6 +138,8 @@ type ToolCall struct {
 	Locations []Location
 	RawInput  json.RawMessage
 	RawOutput json.RawMessage
+	// MCP lists the MCP tools/call requests over ACP this tool call made.
+	MCP []*MCPCall
 }
 
 // ToolContent is one element of a tool call's content.
