@@ -11,11 +11,11 @@ import (
 func TestDecodeMCP(t *testing.T) {
 	call := `{"jsonrpc":"2.0","id":5,"method":"mcp/message","params":{"connectionId":"c1","method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}}`
 	tests := []struct {
-		name                             string
-		body                             string
-		ok                               bool
+		name                            string
+		body                            string
+		ok                              bool
 		acp, conn, server, method, tool string
-		args                             string
+		args                            string
 	}{
 		{"connect", `{"jsonrpc":"2.0","id":1,"method":"mcp/connect","params":{"serverId":"srv"}}`, true, "mcp/connect", "", "srv", "", "", ""},
 		{"connect, RFD's acpUrl", `{"jsonrpc":"2.0","id":1,"method":"mcp/connect","params":{"acpUrl":"acp:550e8400"}}`, true, "mcp/connect", "", "acp:550e8400", "", "", ""},
