@@ -6,7 +6,9 @@ const FilterGrammar = `Filter language (dump --filter, tail --filter, the inspec
 
 Terms
   method:GLOB        method name; * matches anything: method:session/*
-                     (a response matches through the request it answers)
+                     (a response matches through the request it answers;
+                     a proxy-chain wrapper by the method inside it, and by
+                     its own name: method:_proxy/*)
   dir:client         sent by the client (editor); dir:agent: by the agent
   kind:KIND          request, notification, response, error, batch, stderr,
                      invalid (invalid JSON, invalid UTF-8 or not JSON-RPC),
@@ -16,14 +18,20 @@ Terms
   session:S          ACP sessionId, or a prefix of it
   update:GLOB        session/update variant: update:agent_message_chunk
   conn:N             transport connection number (HTTP and WebSocket captures)
+  hop:N              proxy-chain hop: hop:1 is a message a conductor and a
+                     proxy carry in _proxy/successor; hop:0 is not wrapped
+  mcp.method:GLOB    MCP method an mcp/message carries: mcp.method:tools/call
+                     (mcp/connect and mcp/disconnect match their own names)
+  mcp.tool:GLOB      the tool of an MCP tools/call carried over ACP
   flag:NAME          partial, crlf, batch-member, truncated, binary,
                      bad-version, empty, after-exit
   size>N             wire size; also <, >=, <=, =; units B KB MB GB KiB MiB GiB
   latency>D          response time: latency>2s, latency<150ms, latency>500 (ms)
-  seq>N              sequence number
+  seq>N              sequence number; hop>0: every wrapped message
   a.b.c=VALUE        JSON path in the message: params.update.sessionUpdate=plan,
                      result.stopReason=cancelled, params.prompt.0.type=text;
-                     strings compare by text (* globs), others by JSON text
+                     strings compare by text (* globs), others by JSON text;
+                     params.… reaches into a proxy-chain wrapper's message
   word               text in the raw bytes, ignoring case
   "quoted text"      text in the raw bytes, exactly; \" and \\ inside quotes
 
@@ -35,6 +43,8 @@ Operators (not binds tightest, then and, then or)
 
 Examples
   method:session/prompt or error
+  hop:1 method:session/prompt     prompts a proxy forwarded to its successor
+  mcp.tool:read_* error
   dir:agent update:tool_call* not "pending"
   latency>2s (method:session/prompt or method:fs/*)
   size>1MiB kind:notification
