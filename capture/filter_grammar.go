@@ -6,9 +6,7 @@ const FilterGrammar = `Filter language (dump --filter, tail --filter, the inspec
 
 Terms
   method:GLOB        method name; * matches anything: method:session/*
-                     (a response matches through the request it answers;
-                     a proxy-chain wrapper by the method inside it, and by
-                     its own name: method:_proxy/*)
+                     (responses by their request, wrappers by their content)
   dir:client         sent by the client (editor); dir:agent: by the agent
   kind:KIND          request, notification, response, error, batch, stderr,
                      invalid (invalid JSON, invalid UTF-8 or not JSON-RPC),
@@ -18,22 +16,21 @@ Terms
   session:S          ACP sessionId, or a prefix of it
   update:GLOB        session/update variant: update:agent_message_chunk
   conn:N             transport connection number (HTTP and WebSocket captures)
-  hop:N              proxy-chain hop: hop:1 is a message a conductor and a
-                     proxy carry in _proxy/successor; hop:0 is not wrapped
-  mcp.method:GLOB    MCP method an mcp/message carries: mcp.method:tools/call
-                     (mcp/connect and mcp/disconnect match their own names)
-  mcp.tool:GLOB      the tool of an MCP tools/call carried over ACP
   flag:NAME          partial, crlf, batch-member, truncated, binary,
                      bad-version, empty, after-exit
   size>N             wire size; also <, >=, <=, =; units B KB MB GB KiB MiB GiB
   latency>D          response time: latency>2s, latency<150ms, latency>500 (ms)
-  seq>N              sequence number; hop>0: every wrapped message
+  seq>N              sequence number
   a.b.c=VALUE        JSON path in the message: params.update.sessionUpdate=plan,
                      result.stopReason=cancelled, params.prompt.0.type=text;
                      strings compare by text (* globs), others by JSON text;
                      params.… reaches into a proxy-chain wrapper's message
   word               text in the raw bytes, ignoring case
   "quoted text"      text in the raw bytes, exactly; \" and \\ inside quotes
+  hop:N  hop>0       proxy-chain hop: hop:1 travels in _proxy/successor
+                     (method:_proxy/* matches the wrappers themselves)
+  mcp.method:GLOB    MCP method an mcp/message carries: mcp.method:tools/call
+  mcp.tool:GLOB      tool of an MCP tools/call carried over ACP
 
 Operators (not binds tightest, then and, then or)
   a b  a and b       both

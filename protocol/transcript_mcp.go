@@ -186,6 +186,17 @@ func sameJSON(a, b []byte) bool {
 	return bytes.Equal(ca, cb)
 }
 
+// Summary is one line about the call: its tool, arguments and answer,
+// the JSON parts cut to max runes each.
+func (c *MCPCall) Summary(max int) string {
+	return mcpLine(c, func(s string) string {
+		if r := []rune(s); len(r) > max {
+			return string(r[:max]) + "…"
+		}
+		return s
+	})
+}
+
 // mcpLine is one line about an MCP call: the tool, its arguments and
 // what it answered, each cut to max runes.
 func mcpLine(c *MCPCall, cut func(string) string) string {
