@@ -140,9 +140,9 @@ func (c MCP) Summary() string {
 		if c.Connection != "" {
 			return "connected " + c.Connection
 		}
-		return "connect " + c.Server
+		return "server " + c.Server
 	case "mcp/disconnect":
-		return "disconnect " + c.Connection
+		return "conn " + c.Connection
 	}
 	s := c.Method
 	if c.Tool != "" {

@@ -127,9 +127,18 @@ func printChain(src capture.Source, rec *capture.Record) {
 		printField("mcp conn", mcp.Connection)
 	}
 	if len(mcp.Arguments) > 0 {
-		printField("mcp args", preview(mcp.Arguments, 200))
+		printField("mcp args", oneLine(mcp.Arguments, 200))
 	}
 	if len(mcp.Result) > 0 {
-		printField("mcp result", preview(mcp.Result, 200))
+		printField("mcp result", oneLine(mcp.Result, 200))
 	}
+}
+
+// oneLine shows JSON on one line, cut to max runes.
+func oneLine(b []byte, max int) string {
+	s := strings.Join(strings.Fields(string(b)), " ")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max]) + "…"
+	}
+	return s
 }

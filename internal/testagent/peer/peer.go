@@ -7,6 +7,10 @@
 //
 //	echo                copy stdin to stdout exactly, any size; exit 0 at EOF
 //	acp                 answer initialize, session/new and session/prompt
+//	acp-mcp             acp, and each prompt of a session that declared an
+//	                    MCP server with transport "acp" calls its tool
+//	                    "echo" over MCP-over-ACP (mcp/connect, mcp/message,
+//	                    mcp/disconnect)
 //	exit N              echo until stdin EOF, then exit with code N
 //	exit-at-once [N]    exit with code N (default 0) without reading
 //	kill-self SIG       kill itself with SIG (TERM, INT, HUP, KILL, or a number)
@@ -44,7 +48,7 @@ import (
 // Main runs the mode named by args[0] and returns the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "testagent: mode required: echo, acp, exit, exit-at-once, kill-self, stderr, ignore-eof, talk, spawn-child, burst, trap, sleep")
+		fmt.Fprintln(stderr, "testagent: mode required: echo, acp, acp-mcp, exit, exit-at-once, kill-self, stderr, ignore-eof, talk, spawn-child, burst, trap, sleep")
 		return 2
 	}
 	mode, rest := args[0], args[1:]
@@ -53,6 +57,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return echo(stdin, stdout, stderr)
 	case "acp":
 		return acp(stdin, stdout, stderr)
+	case "acp-mcp":
+		return acpMCP(stdin, stdout, stderr)
 	case "exit":
 		echo(stdin, stdout, stderr)
 		return atoi(rest, 0)
