@@ -230,14 +230,18 @@ func (l *linter) updateChecks(u unit) {
 	case "state_update":
 		l.stateUpdate(u, object(raw))
 	case "tool_call", "tool_call_update":
-		upd := object(raw)
-		l.enumValue(u, "tool call status", str(upd, "status"), ToolStatuses)
-		l.enumValue(u, "tool kind", str(upd, "kind"), ToolKinds)
+		// Read in place: tool call updates are many and can be large.
+		l.enumValue(u, "tool call status", wire.StringMember(raw, "status"), ToolStatuses)
+		l.enumValue(u, "tool kind", wire.StringMember(raw, "kind"), ToolKinds)
 	case "plan":
-		for _, e := range arr(object(raw), "entries") {
-			em, _ := e.(map[string]any)
-			l.enumValue(u, "plan entry priority", str(em, "priority"), PlanPriorities)
-			l.enumValue(u, "plan entry status", str(em, "status"), PlanStatuses)
+		if entries := wire.Value(raw, "entries"); len(entries) > 0 && entries[0] == '[' {
+			wire.Elements(entries, func(e []byte) bool {
+				if isObject(e) {
+					l.enumValue(u, "plan entry priority", wire.StringMember(e, "priority"), PlanPriorities)
+					l.enumValue(u, "plan entry status", wire.StringMember(e, "status"), PlanStatuses)
+				}
+				return true
+			})
 		}
 	}
 }
