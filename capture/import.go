@@ -2,7 +2,8 @@ package capture
 
 // Import turns a file from elsewhere into a capture: our own capture
 // files (copied and validated), JSONL with one message per line and its
-// direction, and the acp-devtools JSON export.
+// direction, the acp-devtools JSON export, and the traces of the
+// reference conductor and of acp-inspector (import_trace.go).
 
 import (
 	"bufio"
@@ -23,7 +24,7 @@ import (
 )
 
 // ErrUnknownFormat: Import could not tell what the file is.
-var ErrUnknownFormat = errors.New(`unrecognised format: expected an acpscope capture, JSONL (acpscope dump lines, or {"dir":"client"|"agent","msg":{…}} per line) or an acp-devtools JSON export`)
+var ErrUnknownFormat = errors.New(`unrecognised format: expected an acpscope capture, JSONL (acpscope dump lines, or {"dir":"client"|"agent","msg":{…}} per line), an acp-devtools JSON export, a conductor --trace file or an acp-inspector trace export`)
 
 // The formats Import reads.
 const (
@@ -160,11 +161,18 @@ func copyNotes(n map[string]string) map[string]string {
 }
 
 // importJSON tells the acp-devtools export (one JSON document with
-// "session" and "messages") from JSONL (one object per line).
+// "session" and "messages") from the traces of other tools (a first line
+// that says which) and from JSONL (one object per line).
 func importJSON(src, dst string) (ImportResult, error) {
 	data, err := os.ReadFile(src)
 	if err != nil {
 		return ImportResult{}, fmt.Errorf("reading %q: %w", src, err)
+	}
+	switch traceFormat(firstLine(data)) {
+	case FormatConductorTrace:
+		return importConductorTrace(src, dst, data)
+	case FormatInspectorTrace:
+		return importInspectorTrace(src, dst, data)
 	}
 	var probe struct {
 		Session  json.RawMessage `json:"session"`
@@ -186,6 +194,9 @@ type line struct {
 	dir   wire.Dir
 	flags wire.Flags
 	env   *wire.Envelope
+	// frame: the body is one whole message as it crossed, recorded as a
+	// frame (it may hold a newline) rather than a line of a stream.
+	frame bool
 }
 
 // writeLines writes lines as stdio stream chunks into a new capture.
@@ -197,7 +208,7 @@ func writeLines(dst string, meta Meta, lines []line) (int, error) {
 	cp := newCopier(w)
 	for _, l := range lines {
 		switch {
-		case l.env != nil && l.stream != StreamStderr:
+		case (l.env != nil || l.frame) && l.stream != StreamStderr:
 			w.Frame(l.conn, l.dir, l.t, l.body, l.flags, l.env)
 		case l.flags&wire.FlagPartial != 0:
 			w.Chunk(l.conn, l.stream, l.t, l.body)

@@ -69,3 +69,30 @@ func ResponseSession(method, requestSession string, result []byte) string {
 	}
 	return requestSession
 }
+
+// NegotiatedVersion returns the protocol version the capture's own peers
+// (hop 0) agreed on: the protocolVersion of the first answered initialize,
+// 0 when none was answered. A viewer or a schema picks its rules by it.
+func NegotiatedVersion(msgs []Msg) int {
+	p := pairs[bool]{}
+	for i := range msgs {
+		m := &msgs[i]
+		switch {
+		case m.Kind == wire.KindRequest && m.Hop == 0 && IsInitialize(m.Method):
+			p.of(m.Conn).Request(m.Dir, m.ID, true)
+		case m.Kind == wire.KindResponse:
+			if _, ok := p.of(m.Conn).Response(m.Dir, m.ID); !ok {
+				continue
+			}
+			var res struct {
+				Result struct {
+					ProtocolVersion int `json:"protocolVersion"`
+				} `json:"result"`
+			}
+			if decode(m.Body, &res) && res.Result.ProtocolVersion > 0 {
+				return res.Result.ProtocolVersion
+			}
+		}
+	}
+	return 0
+}

@@ -7,6 +7,10 @@
 //
 //	echo                copy stdin to stdout exactly, any size; exit 0 at EOF
 //	acp                 answer initialize, session/new and session/prompt
+//	acp-mcp             acp, and each prompt of a session that declared an
+//	                    MCP server with transport "acp" calls its tool
+//	                    "echo" over MCP-over-ACP (mcp/connect, mcp/message,
+//	                    mcp/disconnect)
 //	exit N              echo until stdin EOF, then exit with code N
 //	exit-at-once [N]    exit with code N (default 0) without reading
 //	kill-self SIG       kill itself with SIG (TERM, INT, HUP, KILL, or a number)

@@ -15,7 +15,7 @@ import (
 // Main runs the mode named by args[0] and returns the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "testagent: mode required: echo, acp, exit, exit-at-once, kill-self, stderr, ignore-eof, talk, spawn-child, burst, trap, sleep")
+		fmt.Fprintln(stderr, "testagent: mode required: echo, acp, acp-mcp, exit, exit-at-once, kill-self, stderr, ignore-eof, talk, spawn-child, burst, trap, sleep")
 		return 2
 	}
 	mode, rest := args[0], args[1:]
@@ -24,6 +24,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return echo(stdin, stdout, stderr)
 	case "acp":
 		return acp(stdin, stdout, stderr)
+	case "acp-mcp":
+		return acpMCP(stdin, stdout, stderr)
 	case "exit":
 		echo(stdin, stdout, stderr)
 		return atoi(rest, 0)
