@@ -26,6 +26,7 @@ type Builder struct {
 
 	conns   map[uint32]*connState
 	pending map[reqKey]*call
+	order   []*call // pending calls, oldest first (some already ended)
 	turns   []*call // open session/prompt calls, in the order they began
 	tools   map[toolKey]*toolSpan
 	models  map[sessKey]string
@@ -63,7 +64,17 @@ type call struct {
 	// reqBody is kept only for the few methods whose result is read
 	// against their request (the permission options offered).
 	reqBody []byte
+	ended   bool
 }
+
+// maxPending bounds the requests in flight the builder remembers, and
+// maxTools the open tool calls: a peer that never answers (or an echo)
+// must not grow memory without end. Past the bound the oldest is ended
+// as unanswered, as the store forgets requests past its own bound.
+const (
+	maxPending = 10_000
+	maxTools   = 10_000
+)
 
 // connState is a transport connection: its span holds what belongs to
 // no request (stderr between turns, stray notifications, odd frames).
@@ -92,7 +103,7 @@ func newBuilder(tracer trace.Tracer, meta capture.Meta, opts BuilderOptions) (*B
 	}
 	return &Builder{
 		tracer:  tracer,
-		ids:     newDeriver(meta.Start.UnixNano(), meta.Pid, meta.Agent, meta.Transport),
+		ids:     newDeriver(meta),
 		text:    texts{red: red, cache: map[string]string{}},
 		bodies:  opts.Bodies,
 		conns:   map[uint32]*connState{},
@@ -165,7 +176,31 @@ func (b *Builder) request(c *connState, rec *capture.Record) {
 		b.endCall(old, rec.Time, true)
 	}
 	b.pending[cl.key] = cl
+	b.order = append(b.order, cl)
 	b.onRequest(cl, rec)
+	b.evict(rec.Time)
+}
+
+// evict ends the oldest requests in flight while there are too many.
+func (b *Builder) evict(t int64) {
+	for len(b.pending) > maxPending {
+		cl := b.order[0]
+		b.order = b.order[1:]
+		if !cl.ended {
+			delete(b.pending, cl.key)
+			b.endCall(cl, t, true)
+		}
+	}
+	if len(b.order) > 2*maxPending { // drop ended calls from the queue
+		live := b.order[:0]
+		for _, cl := range b.order {
+			if !cl.ended {
+				live = append(live, cl)
+			}
+		}
+		clear(b.order[len(live):])
+		b.order = live
+	}
 }
 
 // parentOf is the span a request belongs to: a permission request's
@@ -244,6 +279,7 @@ func (b *Builder) errorAttrs(rec *capture.Record) []attribute.KeyValue {
 // began in it; unanswered marks one the capture ended (or a duplicate id
 // displaced) before its response.
 func (b *Builder) endCall(cl *call, t int64, unanswered bool) {
+	cl.ended = true
 	b.endTools(func(ts *toolSpan) bool { return ts.owner == cl }, t)
 	if unanswered {
 		cl.span.SetAttributes(keyUnanswered.Bool(true))
@@ -293,6 +329,7 @@ func (b *Builder) Finish() {
 		b.endCall(cl, b.last, true)
 	}
 	clear(b.pending)
+	b.order = nil
 	b.endTools(func(*toolSpan) bool { return true }, b.last)
 	nums := make([]uint32, 0, len(b.conns))
 	for n := range b.conns {

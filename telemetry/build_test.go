@@ -1,8 +1,10 @@
 package telemetry
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -253,5 +255,42 @@ func TestBuildIsDeterministic(t *testing.T) {
 	a, b := flatten(build(t, turnSteps, BuilderOptions{})), flatten(build(t, turnSteps, BuilderOptions{}))
 	if len(a) == 0 || dumpFlat(a) != dumpFlat(b) {
 		t.Fatalf("two builds differ:\n%s\n---\n%s", dumpFlat(a), dumpFlat(b))
+	}
+}
+
+// A peer that never answers (an echo agent turns every request into one
+// of its own) must not grow the builder without end: past maxPending the
+// oldest requests end as unanswered.
+func TestPendingIsBounded(t *testing.T) {
+	p, exp := memPipeline(t, Config{QueueSize: 1 << 16})
+	b, err := p.Builder(testMeta, BuilderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = maxPending + 2500
+	var steps []step
+	for i := range n {
+		steps = append(steps, client(int64(i), fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"bench/ping"}`, i)))
+	}
+	for _, r := range records(steps) {
+		b.Record(&r)
+		if len(b.pending) > maxPending {
+			t.Fatalf("%d requests pending, want at most %d", len(b.pending), maxPending)
+		}
+	}
+	b.Finish()
+	if st := p.Shutdown(); st.Spans != n+1 || st.Lost != 0 {
+		t.Fatalf("stats %+v, want %d spans, none lost", st, n+1)
+	}
+	// Request k (at k ms) is evicted by request k+maxPending: it lasts
+	// exactly maxPending ms; those ended by Finish last less.
+	evicted := 0
+	for _, s := range exp.GetSpans() {
+		if attr(s, "acp.unanswered") == "true" && s.EndTime.Sub(s.StartTime) == maxPending*time.Millisecond {
+			evicted++
+		}
+	}
+	if evicted != n-maxPending {
+		t.Fatalf("%d spans ended before the capture did, want the %d oldest", evicted, n-maxPending)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 
+	"github.com/acpscope/acpscope/capture"
+
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -53,14 +55,16 @@ type deriver struct {
 }
 
 // newDeriver seeds ids with what names a capture: its start, pid, agent
-// and transport, the same whether read live or from the file.
-func newDeriver(start int64, pid int, agent, transport string) deriver {
+// and transport, the same whether read live or from the file, and when
+// it was exported from another (a bug-report export keeps its source's
+// metadata but numbers its records anew).
+func newDeriver(meta capture.Meta) deriver {
 	h := sha256.New()
 	var b [16]byte
-	binary.BigEndian.PutUint64(b[:8], uint64(start))
-	binary.BigEndian.PutUint64(b[8:], uint64(pid))
+	binary.BigEndian.PutUint64(b[:8], uint64(meta.Start.UnixNano()))
+	binary.BigEndian.PutUint64(b[8:], uint64(meta.Pid))
 	h.Write(b[:])
-	h.Write([]byte(agent + "\x00" + transport))
+	h.Write([]byte(meta.Agent + "\x00" + meta.Transport + "\x00" + meta.Notes["exportedAt"]))
 	var d deriver
 	copy(d.seed[:], h.Sum(nil))
 	return d

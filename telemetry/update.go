@@ -210,6 +210,9 @@ func (b *Builder) startTool(rec *capture.Record, upd []byte, key toolKey, turn *
 		b.text.str(keySession, key.session), keyConnection.Int64(int64(key.conn)), keySeq.Int64(int64(rec.Seq))))
 	ctx, span := b.tracer.Start(withIDs(parent, b.ids.ids("tool", rec.Seq)), "execute_tool "+cut(kind, 64), opts...)
 	ts := &toolSpan{span: span, ctx: ctx, key: key, seq: rec.Seq, owner: owner}
+	if len(b.tools) >= maxTools {
+		b.endTools(func(*toolSpan) bool { return true }, rec.Time) // rare: cheaper than an order of its own
+	}
 	b.tools[key] = ts
 	return ts
 }
