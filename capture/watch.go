@@ -3,6 +3,7 @@ package capture
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -155,6 +156,10 @@ func (wa *watch) deliver(next, last uint64) uint64 {
 			}
 			wa.wt.Record(&recs[i])
 			wa.got++
+			// Let a pump woken meanwhile run first: on two cores a
+			// watcher busy with a long group would otherwise hold a
+			// processor the forwarding path is waiting for.
+			runtime.Gosched()
 		}
 	}
 	return next
