@@ -53,7 +53,7 @@ type toolKey struct {
 
 // call is an open request span.
 type call struct {
-	span    trace.Span
+	span    *span
 	ctx     context.Context
 	key     reqKey
 	method  string
@@ -80,7 +80,7 @@ const (
 // no request (stderr between turns, stray notifications, odd frames).
 type connState struct {
 	num          uint32
-	span         trace.Span
+	span         *span
 	last         int64
 	agent        string
 	msgs, stderr int64
@@ -146,9 +146,10 @@ func (b *Builder) conn(rec *capture.Record) *connState {
 	}
 	c := &connState{num: rec.Conn}
 	ctx := withIDs(context.Background(), b.ids.ids("connection", uint64(rec.Conn)))
-	_, c.span = b.tracer.Start(ctx, "acp connection", at0(rec.Time), trace.WithNewRoot(),
+	_, sp := b.tracer.Start(ctx, "acp connection", at0(rec.Time), trace.WithNewRoot(),
 		trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(keyConnection.Int64(int64(rec.Conn)), keySeq.Int64(int64(rec.Seq))))
+	c.span = b.newSpan(sp)
 	b.conns[rec.Conn] = c
 	return c
 }
@@ -167,8 +168,8 @@ func (b *Builder) request(c *connState, rec *capture.Record) {
 	if !trace.SpanContextFromContext(parent).IsValid() {
 		opts = append(opts, trace.WithNewRoot())
 	}
-	ctx, span := b.tracer.Start(withIDs(parent, b.ids.ids("request", rec.Seq)), spanName(rec.Method), opts...)
-	cl := &call{span: span, ctx: ctx, key: reqKey{rec.Conn, rec.Dir, string(rec.ID)}, method: rec.Method,
+	ctx, sp := b.tracer.Start(withIDs(parent, b.ids.ids("request", rec.Seq)), spanName(rec.Method), opts...)
+	cl := &call{span: b.newSpan(sp), ctx: ctx, key: reqKey{rec.Conn, rec.Dir, string(rec.ID)}, method: rec.Method,
 		session: rec.Session, seq: rec.Seq, start: rec.Time}
 	if old := b.pending[cl.key]; old != nil {
 		// A duplicate id: the first request can no longer be paired.
@@ -243,7 +244,7 @@ func (b *Builder) response(c *connState, rec *capture.Record) {
 	key := reqKey{rec.Conn, rec.Dir.Reverse(), string(rec.ID)}
 	cl := b.pending[key]
 	if cl == nil {
-		c.span.AddEvent("acp.unpaired_response", at0(rec.Time), trace.WithAttributes(b.errorAttrs(rec)...))
+		c.span.event("acp.unpaired_response", at0(rec.Time), trace.WithAttributes(b.errorAttrs(rec)...))
 		return
 	}
 	delete(b.pending, key)
@@ -288,7 +289,7 @@ func (b *Builder) endCall(cl *call, t int64, unanswered bool) {
 	if cl.turn != nil {
 		b.endTurn(cl, t)
 	}
-	cl.span.End(trace.WithTimestamp(time.Unix(0, t)))
+	cl.span.end(t)
 }
 
 // stderrLine is an event on the turn running when the agent wrote it,
@@ -296,10 +297,10 @@ func (b *Builder) endCall(cl *call, t int64, unanswered bool) {
 func (b *Builder) stderrLine(c *connState, rec *capture.Record) {
 	attrs := trace.WithAttributes(b.text.str(keyStderrText, string(rec.Body)), keySeq.Int64(int64(rec.Seq)))
 	if turn := b.latestTurn(rec.Conn); turn != nil {
-		turn.span.AddEvent("acp.stderr", at0(rec.Time), attrs)
+		turn.span.event("acp.stderr", at0(rec.Time), attrs)
 		return
 	}
-	c.span.AddEvent("acp.stderr", at0(rec.Time), attrs)
+	c.span.event("acp.stderr", at0(rec.Time), attrs)
 }
 
 // oddFrame notes on the connection's span a frame that is not a
@@ -307,12 +308,12 @@ func (b *Builder) stderrLine(c *connState, rec *capture.Record) {
 func (b *Builder) oddFrame(c *connState, rec *capture.Record) {
 	if env := rec.HTTP; env != nil && env.Stream == wire.StreamHTTPControl {
 		if env.Status >= 400 {
-			c.span.AddEvent("acp.http_error", at0(rec.Time), trace.WithAttributes(
+			c.span.event("acp.http_error", at0(rec.Time), trace.WithAttributes(
 				keyHTTPStatus.Int(env.Status), keySeq.Int64(int64(rec.Seq))))
 		}
 		return
 	}
-	c.span.AddEvent("acp.bad_frame", at0(rec.Time), trace.WithAttributes(
+	c.span.event("acp.bad_frame", at0(rec.Time), trace.WithAttributes(
 		keyFrameKind.String(rec.Kind.String()), keySeq.Int64(int64(rec.Seq))))
 }
 
@@ -339,7 +340,7 @@ func (b *Builder) Finish() {
 	for _, n := range nums {
 		c := b.conns[n]
 		c.span.SetAttributes(keyMessages.Int64(c.msgs), keyStderrLines.Int64(c.stderr))
-		c.span.End(trace.WithTimestamp(time.Unix(0, c.last)))
+		c.span.end(c.last)
 	}
 	clear(b.conns)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
@@ -181,3 +182,9 @@ func dumpFlat(f []flat) string {
 	b, _ := json.MarshalIndent(f, "", " ")
 	return string(b)
 }
+
+// discard is an exporter that takes everything and keeps nothing.
+type discard struct{}
+
+func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discard) Shutdown(context.Context) error                             { return nil }

@@ -247,7 +247,7 @@ func (b *Builder) firstChunk(cl *call, rec *capture.Record) {
 	}
 	cl.turn.firstChunk = true
 	ms := float64(rec.Time-cl.start) / float64(time.Millisecond)
-	cl.span.AddEvent("acp.first_chunk", at0(rec.Time), trace.WithAttributes(keyTTFC.Float64(ms), keySeq.Int64(int64(rec.Seq))))
+	cl.span.event("acp.first_chunk", at0(rec.Time), trace.WithAttributes(keyTTFC.Float64(ms), keySeq.Int64(int64(rec.Seq))))
 	cl.span.SetAttributes(keyTTFC.Float64(ms))
 }
 

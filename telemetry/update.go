@@ -3,7 +3,6 @@ package telemetry
 import (
 	"context"
 	"sort"
-	"time"
 
 	"github.com/acpscope/acpscope/capture"
 	"go.opentelemetry.io/otel/attribute"
@@ -19,7 +18,7 @@ import (
 
 // toolSpan is a tool call from its tool_call update to its final status.
 type toolSpan struct {
-	span   trace.Span
+	span   *span
 	ctx    context.Context
 	key    toolKey
 	seq    uint64
@@ -29,32 +28,32 @@ type toolSpan struct {
 
 // notification handles a notification in either direction.
 func (b *Builder) notification(c *connState, rec *capture.Record) {
-	params := at(rec.Body, "params")
 	switch rec.Method {
 	case "session/update":
-		b.update(c, rec, params)
+		b.update(c, rec, at(rec.Body, "params"))
 	case "session/cancel":
 		target := b.target(c, rec.Conn, rec.Session)
 		if turn := b.turnOf(rec.Conn, rec.Session); turn != nil {
 			turn.turn.cancelled = true
 		}
-		target.AddEvent("session/cancel", at0(rec.Time), b.eventAttrs(rec))
+		target.event("session/cancel", at0(rec.Time), b.eventAttrs(rec))
 	case "$/cancel_request":
+		params := at(rec.Body, "params")
 		target := c.span
 		if cl := b.pending[reqKey{rec.Conn, rec.Dir, string(at(params, "requestId"))}]; cl != nil {
 			target = cl.span
 		}
-		target.AddEvent("$/cancel_request", at0(rec.Time), b.eventAttrs(rec,
+		target.event("$/cancel_request", at0(rec.Time), b.eventAttrs(rec,
 			b.text.str(keyCancelID, idText(at(params, "requestId")))))
 	default:
-		b.target(c, rec.Conn, rec.Session).AddEvent(spanName(rec.Method), at0(rec.Time), b.eventAttrs(rec))
+		b.target(c, rec.Conn, rec.Session).event(spanName(rec.Method), at0(rec.Time), b.eventAttrs(rec))
 	}
 }
 
 // target is the span a session's notification belongs to: its open turn,
 // else its latest request in flight (session/load replaying history),
 // else the connection.
-func (b *Builder) target(c *connState, conn uint32, session string) trace.Span {
+func (b *Builder) target(c *connState, conn uint32, session string) *span {
 	if session == "" {
 		return c.span
 	}
@@ -120,7 +119,7 @@ func (b *Builder) update(c *connState, rec *capture.Record, params []byte) {
 	case "config_option_update":
 		b.noteModel(rec.Conn, rec.Session, upd)
 	}
-	b.target(c, rec.Conn, rec.Session).AddEvent(updateName(kind), at0(rec.Time), b.eventAttrs(rec, b.updateAttrs(kind, upd)...))
+	b.target(c, rec.Conn, rec.Session).event(updateName(kind), at0(rec.Time), b.eventAttrs(rec, b.updateAttrs(kind, upd)...))
 }
 
 // updateAttrs describe the update variants that become events.
@@ -180,7 +179,7 @@ func (b *Builder) toolUpdate(rec *capture.Record, upd []byte, turn *call) {
 		return
 	}
 	ts.status = status
-	ts.span.AddEvent("acp.tool_call.status", at0(rec.Time), trace.WithAttributes(
+	ts.span.event("acp.tool_call.status", at0(rec.Time), trace.WithAttributes(
 		b.text.str(keyToolStatus, status), keySeq.Int64(int64(rec.Seq))))
 	if isFinal(status) {
 		b.endTool(ts, rec.Time, false)
@@ -208,8 +207,8 @@ func (b *Builder) startTool(rec *capture.Record, upd []byte, key toolKey, turn *
 	opts = append(opts, trace.WithAttributes(semconv.GenAIOperationNameExecuteTool,
 		b.text.str(semconv.GenAIToolCallIDKey, key.id), b.text.str(keyToolID, key.id),
 		b.text.str(keySession, key.session), keyConnection.Int64(int64(key.conn)), keySeq.Int64(int64(rec.Seq))))
-	ctx, span := b.tracer.Start(withIDs(parent, b.ids.ids("tool", rec.Seq)), "execute_tool "+cut(kind, 64), opts...)
-	ts := &toolSpan{span: span, ctx: ctx, key: key, seq: rec.Seq, owner: owner}
+	ctx, sp := b.tracer.Start(withIDs(parent, b.ids.ids("tool", rec.Seq)), "execute_tool "+cut(kind, 64), opts...)
+	ts := &toolSpan{span: b.newSpan(sp), ctx: ctx, key: key, seq: rec.Seq, owner: owner}
 	if len(b.tools) >= maxTools {
 		b.endTools(func(*toolSpan) bool { return true }, rec.Time) // rare: cheaper than an order of its own
 	}
@@ -227,7 +226,7 @@ func (b *Builder) endTool(ts *toolSpan, t int64, unfinished bool) {
 	case ts.status == "failed":
 		ts.span.SetStatus(codes.Error, "tool call failed")
 	}
-	ts.span.End(trace.WithTimestamp(time.Unix(0, t)))
+	ts.span.end(t)
 	delete(b.tools, ts.key)
 }
 
