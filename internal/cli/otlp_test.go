@@ -68,7 +68,7 @@ func hangingURL(t *testing.T) string {
 	return srv.URL
 }
 
-func captureNotes(t *testing.T, path string) map[string]string {
+func captureNotes(t testing.TB, path string) map[string]string {
 	t.Helper()
 	r, err := capture.Open(path)
 	if err != nil {
