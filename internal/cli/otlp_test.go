@@ -226,8 +226,15 @@ func TestExportOTLPJSON(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "c.acpscope")
 	const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-	if _, stderr, code := acpscopeEnv(t, nil, "demo-client", "--traceparent", traceparent, "--", self(), "--capture", path, "--", self(), "demo-agent"); code != 0 {
+	if _, stderr, code := acpscopeEnv(t, nil, "demo-client", "--traceparent", traceparent, "--", self(), "--capture", path,
+		"--otlp", refusedURL(t), "--", self(), "demo-agent"); code != 0 {
 		t.Fatalf("recording the demo: exit %d\n%s", code, stderr)
+	}
+	// The trace context went through as the client sent it: acpscope
+	// reads _meta, it never adds or changes it.
+	raw, _, _ := acpscopeEnv(t, nil, "dump", path, "--format", "raw")
+	if n := strings.Count(raw, `"_meta"`); n != 2 || strings.Count(raw, `"_meta":{"traceparent":"`+traceparent+`"}`) != 2 {
+		t.Fatalf("the wire holds %d _meta members, want the client's two, unchanged:\n%s", n, raw)
 	}
 	out := filepath.Join(dir, "spans.jsonl")
 	_, stderr, code := acpscopeEnv(t, nil, "export", path, "--format", "otlp-json", "-o", out)
