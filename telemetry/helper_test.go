@@ -122,7 +122,7 @@ func names(spans tracetest.SpanStubs) string {
 func attr(s tracetest.SpanStub, key string) string {
 	for _, kv := range s.Attributes {
 		if string(kv.Key) == key {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return "<absent>"
@@ -131,7 +131,7 @@ func attr(s tracetest.SpanStub, key string) string {
 func eventAttr(e []attribute.KeyValue, key string) string {
 	for _, kv := range e {
 		if string(kv.Key) == key {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return "<absent>"
@@ -158,13 +158,13 @@ func flatten(spans tracetest.SpanStubs) []flat {
 			Parent: s.Parent.SpanID().String(), Kind: s.SpanKind.String(), Status: fmt.Sprint(s.Status),
 			Start: s.StartTime.UnixNano(), End: s.EndTime.UnixNano()}
 		for _, kv := range s.Attributes {
-			f.Attrs = append(f.Attrs, string(kv.Key)+"="+kv.Value.Emit())
+			f.Attrs = append(f.Attrs, string(kv.Key)+"="+kv.Value.String())
 		}
 		sort.Strings(f.Attrs)
 		for _, e := range s.Events {
 			var a []string
 			for _, kv := range e.Attributes {
-				a = append(a, string(kv.Key)+"="+kv.Value.Emit())
+				a = append(a, string(kv.Key)+"="+kv.Value.String())
 			}
 			sort.Strings(a)
 			f.Events = append(f.Events, fmt.Sprintf("%s@%d%v", e.Name, e.Time.UnixNano(), a))
