@@ -74,6 +74,10 @@ type call struct {
 const (
 	maxPending = 10_000
 	maxTools   = 10_000
+	// maxConns bounds the connection spans held open: a long-running
+	// serve or proxy sees a new connection per editor window. Past it
+	// the one quiet the longest is ended.
+	maxConns = 1_000
 )
 
 // connState is a transport connection: its span holds what belongs to
@@ -145,13 +149,35 @@ func (b *Builder) conn(rec *capture.Record) *connState {
 		return c
 	}
 	c := &connState{num: rec.Conn}
-	ctx := withIDs(context.Background(), b.ids.ids("connection", uint64(rec.Conn)))
+	ctx := withIDs(context.Background(), b.ids.ids("connection", rec.Seq))
 	_, sp := b.tracer.Start(ctx, "acp connection", at0(rec.Time), trace.WithNewRoot(),
 		trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(keyConnection.Int64(int64(rec.Conn)), keySeq.Int64(int64(rec.Seq))))
 	c.span = b.newSpan(sp)
+	if len(b.conns) >= maxConns {
+		b.endQuietestConn()
+	}
 	b.conns[rec.Conn] = c
 	return c
+}
+
+// endQuietestConn ends the span of the connection whose last record is
+// the oldest; a later record on it starts a new one.
+func (b *Builder) endQuietestConn() {
+	var quiet *connState
+	for _, c := range b.conns {
+		if quiet == nil || c.last < quiet.last || (c.last == quiet.last && c.num < quiet.num) {
+			quiet = c
+		}
+	}
+	b.endConn(quiet)
+}
+
+// endConn ends a connection's span at its last record.
+func (b *Builder) endConn(c *connState) {
+	c.span.SetAttributes(keyMessages.Int64(c.msgs), keyStderrLines.Int64(c.stderr))
+	c.span.end(c.last)
+	delete(b.conns, c.num)
 }
 
 // request starts a request's span, under the W3C trace context its
@@ -338,11 +364,8 @@ func (b *Builder) Finish() {
 	}
 	sort.Slice(nums, func(i, j int) bool { return nums[i] < nums[j] })
 	for _, n := range nums {
-		c := b.conns[n]
-		c.span.SetAttributes(keyMessages.Int64(c.msgs), keyStderrLines.Int64(c.stderr))
-		c.span.end(c.last)
+		b.endConn(b.conns[n])
 	}
-	clear(b.conns)
 }
 
 func direction(d wire.Dir) string {

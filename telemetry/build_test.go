@@ -294,3 +294,31 @@ func TestPendingIsBounded(t *testing.T) {
 		t.Fatalf("%d spans ended before the capture did, want the %d oldest", evicted, n-maxPending)
 	}
 }
+
+// A serve or proxy running for days sees a connection per editor window:
+// past maxConns the connection quiet the longest has its span ended.
+func TestConnectionsAreBounded(t *testing.T) {
+	p, exp := memPipeline(t, Config{QueueSize: 1 << 16})
+	b, err := p.Builder(testMeta, BuilderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = maxConns + 10
+	for i := range n {
+		r := records([]step{stderr(int64(i), "hello")})[0]
+		r.Seq, r.Conn = uint64(i+1), uint32(i)
+		b.Record(&r)
+		if len(b.conns) > maxConns {
+			t.Fatalf("%d connection spans open, want at most %d", len(b.conns), maxConns)
+		}
+	}
+	b.Finish()
+	p.Shutdown()
+	ids := map[string]bool{}
+	for _, s := range exp.GetSpans() {
+		ids[s.SpanContext.SpanID().String()] = true
+	}
+	if len(exp.GetSpans()) != n || len(ids) != n {
+		t.Fatalf("%d connection spans with %d distinct ids, want %d", len(exp.GetSpans()), len(ids), n)
+	}
+}

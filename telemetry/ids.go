@@ -70,8 +70,8 @@ func newDeriver(meta capture.Meta) deriver {
 	return d
 }
 
-// ids returns the ids of the span of kind what that starts at record seq
-// (for connection spans, seq is the connection number).
+// ids returns the ids of the span of kind what that starts at record
+// seq: one record starts at most one span of each kind.
 func (d deriver) ids(what string, seq uint64) spanIDs {
 	h := sha256.New()
 	h.Write(d.seed[:])
