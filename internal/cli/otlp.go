@@ -79,6 +79,9 @@ func exportSpans(fs *flag.FlagSet, src *capture.Reader, format, out string, opts
 	if opts.NoRedact {
 		return 2, usageErrorf("--no-redact does not apply to spans: they are always redacted")
 	}
+	if format == "otlp" && fs.Changed("output") {
+		return 2, usageErrorf("--format otlp sends spans to a collector (--otlp-endpoint); for a file use --format otlp-json -o FILE")
+	}
 	cfg := otlpConfig(fs, "otlp-endpoint")
 	bopts := telemetry.BuilderOptions{Bodies: cfg.Bodies, Redact: opts.Redact}
 	if _, err := capture.NewRedactor(opts.Redact); err != nil {

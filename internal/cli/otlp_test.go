@@ -152,6 +152,7 @@ func TestOTLPUsageErrors(t *testing.T) {
 		{"export otlp to a bad URL", []string{"export", path, "--format", "otlp", "--otlp-endpoint", "collector:4318"}, nil, 2, "give the collector's URL"},
 		{"export otlp with a bad protocol", []string{"export", path, "--format", "otlp", "--otlp-endpoint", "http://127.0.0.1:1", "--otlp-protocol", "zipkin"}, nil, 2, "use grpc, http/protobuf or http/json"},
 		{"export otlp with --no-redact", []string{"export", path, "--format", "otlp-json", "--no-redact"}, nil, 2, "always redacted"},
+		{"export otlp to a file", []string{"export", path, "--format", "otlp", "-o", "x.json"}, nil, 2, "use --format otlp-json"},
 		{"export otlp to nobody", []string{"export", path, "--format", "otlp", "--otlp-endpoint", refusedURL(t)}, nil, 1, "did not reach"},
 		{"export otlp disabled by the environment", []string{"export", path, "--format", "otlp"},
 			[]string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:1", "OTEL_SDK_DISABLED=true"}, 2, "--otlp-endpoint URL"},
