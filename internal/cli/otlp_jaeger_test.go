@@ -102,6 +102,9 @@ func startJaeger(t testing.TB) *jaeger {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "--config", cfg)
+	// Jaeger traces itself with the OTel SDK, to localhost:4317 unless
+	// told otherwise: sample none, and point it at its own receiver.
+	cmd.Env = append(os.Environ(), "OTEL_TRACES_SAMPLER=always_off", "OTEL_EXPORTER_OTLP_ENDPOINT=http://"+j.otlpGRPC)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting Jaeger %s: %v", bin, err)
