@@ -126,6 +126,9 @@ func (w *Writer) commitLoop() {
 			w.failing = false
 			w.committed.Add(uint64(g.records))
 		}
+		if err == nil && g.last != 0 {
+			w.commitSig.advance(g.last)
+		}
 		if w.feed != nil && err == nil {
 			w.feed.advance(g.last)
 		}
