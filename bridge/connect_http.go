@@ -14,6 +14,7 @@ import (
 
 	"github.com/acpscope/acpscope/internal/acphttp"
 	"github.com/acpscope/acpscope/internal/tap"
+	acp "github.com/acpscope/acpscope/protocol" // the test files declare a type named protocol
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -269,7 +270,7 @@ func (h *httpLink) afterLoad(m *wire.Message) error {
 // claimLoadStream returns the session of a session/load or
 // session/resume request whose stream is not open yet, and marks it open.
 func (h *httpLink) claimLoadStream(m *wire.Message) (string, bool) {
-	if m.Kind != wire.KindRequest || (m.Method != "session/load" && m.Method != "session/resume") || m.SessionID == "" {
+	if m.Kind != wire.KindRequest || !acp.ResumesSession(m.Method) || m.SessionID == "" {
 		return "", false
 	}
 	h.mu.Lock()

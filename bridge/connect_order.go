@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	acp "github.com/acpscope/acpscope/protocol" // the test files declare a type named protocol
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -112,7 +113,7 @@ func (h *httpLink) holdLoadAnswer(msg []byte) {
 	req, ok := h.reqs[string(m.ID)]
 	open := ok && h.open[req.sessionID]
 	h.mu.Unlock()
-	if !open || (req.method != "session/load" && req.method != "session/resume") {
+	if !open || !acp.ResumesSession(req.method) {
 		return
 	}
 	arrived := time.Now()

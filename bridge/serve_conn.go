@@ -147,7 +147,7 @@ func (c *serveConn) noteClientMessage(m *wire.Message) {
 			target = ""
 		}
 		c.routes[string(m.ID)] = target
-		if m.Method == "session/load" || m.Method == "session/resume" {
+		if acp.ResumesSession(m.Method) {
 			c.noteLoadLocked(m.ID, m.SessionID)
 		}
 	}

@@ -228,6 +228,13 @@ func (b *builder) fromMessage(conn uint32, dir wire.Dir, t int64, m *wire.Messag
 	if m.ID != nil {
 		r.ID = append([]byte(nil), m.ID...)
 	}
+	if protocol.IsSuccessor(r.Method) {
+		// A proxy-chain wrapper is stored, indexed and filtered as the
+		// message it carries; its bytes stay the wrapper's.
+		r.Body = body
+		protocol.Resolve(&r.Msg)
+		r.Body = nil
+	}
 	b.pair(&r, m.Result)
 	return r
 }
@@ -238,6 +245,7 @@ type pending struct {
 	time    int64
 	method  string
 	session string
+	hop     uint8
 }
 
 // pair notes requests and links responses to them.
@@ -252,7 +260,7 @@ func (b *builder) pair(r *Record, result []byte) {
 		b.waiting[r.Conn] = 0
 	}
 	if r.Kind == wire.KindRequest {
-		if _, dup := p.Request(r.Dir, r.ID, pending{r.Seq, r.Time, r.Method, r.Session}); !dup {
+		if _, dup := p.Request(r.Dir, r.ID, pending{r.Seq, r.Time, r.Method, r.Session, r.Hop}); !dup {
 			b.waiting[r.Conn]++
 		}
 		return
@@ -264,7 +272,7 @@ func (b *builder) pair(r *Record, result []byte) {
 	b.waiting[r.Conn]--
 	r.Peer = req.seq
 	r.Latency = time.Duration(r.Time - req.time)
-	r.Method = req.method
+	r.Method, r.Hop = req.method, req.hop
 	r.Session = protocol.ResponseSession(req.method, req.session, result)
 	g := b.group()
 	g.pairs = append(g.pairs, [2]uint64{req.seq, r.Seq})

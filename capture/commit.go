@@ -135,6 +135,9 @@ func (w *Writer) commitLoop() {
 				releaseDB(w.db, w.path)
 			}
 		}
+		if err == nil && g.last != 0 {
+			w.commitSig.advance(g.last)
+		}
 		if w.feed != nil && err == nil {
 			w.feed.advance(g.last)
 		}

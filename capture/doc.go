@@ -30,6 +30,10 @@
 // then ends. With the live feed on, an accept goroutine and one goroutine
 // per subscriber read committed records from the file; Close lets them
 // finish (or cuts them off after a grace period) before closing the file.
+// Each Watcher (an in-process subscriber, such as the span builder) has a
+// goroutine of its own that reads committed records back from the file,
+// like a feed subscriber; Close lets it read to the end (cutting it off
+// after WatchCloseWait), waits for its Finish and stores its notes.
 //
 // A Reader is safe for concurrent use. Live owns one goroutine reading
 // its socket until the feed ends or Close. Follow runs on its caller's

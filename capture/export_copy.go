@@ -59,7 +59,13 @@ func (c *copier) put(r *Record) error {
 		s := recordStream(r)
 		c.w.put(item{kind: itemLine, stream: s, dir: s.Dir(), conn: r.Conn, t: r.Time, flags: flags, data: body})
 	}
-	if len(body) > bigMessage {
+	c.afterPut(len(body))
+	return nil
+}
+
+// afterPut follows the hand-over of a body of n bytes.
+func (c *copier) afterPut(n int) {
+	if n > bigMessage {
 		// The caller's copies of a large message (the line it was read
 		// from, the body before redaction) are garbage now: return them
 		// before the Writer makes its own copy at commit. Then wait for
@@ -68,7 +74,6 @@ func (c *copier) put(r *Record) error {
 		debug.FreeOSMemory()
 		c.w.sync()
 	}
-	return nil
 }
 
 // line is one message to import, whatever format it came from.
@@ -81,19 +86,24 @@ type line struct {
 	dir   wire.Dir
 	flags wire.Flags
 	env   *wire.Envelope
+	// frame: the body is one whole message as it crossed, recorded as a
+	// frame (it may hold a newline) rather than a line of a stream.
+	frame bool
 }
 
 // putLine hands l over as put does a record; the Writer keeps l.body.
 func (c *copier) putLine(l *line) {
-	var r Record
-	r.Time, r.Conn, r.Dir, r.Flags, r.HTTP, r.Body = l.t, l.conn, l.stream.Dir(), l.flags, l.env, l.body
-	switch {
-	case l.stream == StreamStderr:
-		r.Kind = wire.KindStderr
-	case l.env != nil:
-		r.Dir = l.dir
+	body := l.body
+	if body == nil {
+		body = []byte{} // an empty message is still one
 	}
-	c.put(&r)
+	switch {
+	case (l.env != nil || l.frame) && l.stream != StreamStderr:
+		c.w.put(item{kind: itemFrame, dir: l.dir, conn: l.conn, t: l.t, flags: l.flags, env: l.env, data: body})
+	default:
+		c.w.put(item{kind: itemLine, stream: l.stream, dir: l.stream.Dir(), conn: l.conn, t: l.t, flags: l.flags, data: body})
+	}
+	c.afterPut(len(body))
 }
 
 // finish closes the writer and checks nothing was lost on the way.

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -160,14 +161,47 @@ func globMatch(pattern, s string) bool {
 	return len(s) >= len(last) && strings.HasSuffix(s, last)
 }
 
-type fMethodNode struct{ pattern string }
+// fMethodNode matches the method a record means: for a proxy-chain
+// wrapper, the inner one. A pattern that also names a wrapper's own
+// method (method:_proxy/*) matches wrapped records by the wrapper read
+// from their bytes.
+type fMethodNode struct {
+	pattern string
+	wrapper bool // the pattern matches some successor wrapper's name
+}
+
+func newMethodNode(pattern string) *fMethodNode {
+	n := &fMethodNode{pattern: pattern}
+	for _, w := range []string{"_proxy/successor/request", "_proxy/successor/notification", "_proxy/successor", "proxy/successor"} {
+		n.wrapper = n.wrapper || globMatch(pattern, w)
+	}
+	return n
+}
 
 func (n *fMethodNode) match(c *filterEval) bool {
-	return c.r.Method != "" && globMatch(n.pattern, c.r.Method)
+	if c.r.Method != "" && globMatch(n.pattern, c.r.Method) {
+		return true
+	}
+	if !n.wrapper || c.r.Hop == 0 || c.r.Kind.IsResponse() {
+		return false
+	}
+	m := c.r.Msg
+	m.Body = c.bytes()
+	in := protocol.Unwrap(&m)
+	return in.Wrapper != "" && globMatch(n.pattern, in.Wrapper)
 }
-func (n *fMethodNode) needsBody() bool { return false }
+func (n *fMethodNode) needsBody() bool { return n.wrapper }
 func (n *fMethodNode) write(b *strings.Builder) {
 	b.WriteString("method:" + quoteFilterValue(n.pattern))
+}
+
+// fHopNode matches records by their proxy-chain hop.
+type fHopNode struct{ hop uint8 }
+
+func (n *fHopNode) match(c *filterEval) bool { return c.r.Kind.IsProtocol() && c.r.Hop == n.hop }
+func (n *fHopNode) needsBody() bool          { return false }
+func (n *fHopNode) write(b *strings.Builder) {
+	b.WriteString("hop:" + strconv.FormatUint(uint64(n.hop), 10))
 }
 
 type fSessionNode struct{ prefix string }
@@ -242,6 +276,11 @@ func (n *fCompareNode) match(c *filterEval) bool {
 		v = c.r.Size
 	case "seq":
 		v = int64(c.r.Seq)
+	case "hop":
+		if !c.r.Kind.IsProtocol() {
+			return false
+		}
+		v = int64(c.r.Hop)
 	case "latency":
 		// Only answers to requests have a latency.
 		if c.r.Kind != wire.KindResponse && c.r.Kind != wire.KindError || c.r.Peer == 0 {

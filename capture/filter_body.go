@@ -92,6 +92,12 @@ func (n *fPathNode) match(c *filterEval) bool {
 		return false
 	}
 	v := jsonPathValue(c.bytes(), n.path)
+	if v == nil && c.r.Hop > 0 && len(n.path) > 1 && n.path[0] == "params" {
+		// params.… of a proxy-chain wrapper: the inner message's params.
+		m := c.r.Msg
+		m.Body = c.bytes()
+		v = jsonPathIn(protocol.Unwrap(&m).Params, n.path[1:])
+	}
 	if v == nil {
 		return false
 	}
@@ -114,6 +120,11 @@ func jsonPathValue(doc []byte, path []string) []byte {
 	if len(v) == 0 || v[0] != '{' || !json.Valid(v) {
 		return nil
 	}
+	return jsonPathIn(v, path)
+}
+
+// jsonPathIn walks path from v, exact bytes of a valid JSON value.
+func jsonPathIn(v []byte, path []string) []byte {
 	for _, seg := range path {
 		if len(v) == 0 {
 			return nil
@@ -151,4 +162,37 @@ func decodeJSONString(lit []byte) string {
 		return ""
 	}
 	return s
+}
+
+// fMCPNode matches what an MCP-over-ACP request or notification carries:
+// mcp.method the MCP method of mcp/message (mcp/connect and mcp/disconnect
+// match their own names), mcp.tool the tool of a tools/call.
+type fMCPNode struct {
+	field   string // "mcp.method" or "mcp.tool"
+	pattern string
+}
+
+func (n *fMCPNode) match(c *filterEval) bool {
+	if protocol.MCPMethod(c.r.Method) == "" || c.r.Kind.IsResponse() {
+		return false
+	}
+	m := c.r.Msg
+	m.Body = c.bytes()
+	mcp, ok := protocol.DecodeMCP(&m)
+	if !ok {
+		return false
+	}
+	v := mcp.Tool
+	if n.field == "mcp.method" {
+		v = mcp.Method
+		if mcp.ACPMethod != "mcp/message" {
+			v = mcp.ACPMethod
+		}
+	}
+	return v != "" && globMatch(n.pattern, v)
+}
+
+func (n *fMCPNode) needsBody() bool { return true }
+func (n *fMCPNode) write(b *strings.Builder) {
+	b.WriteString(n.field + ":" + quoteFilterValue(n.pattern))
 }

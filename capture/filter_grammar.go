@@ -6,7 +6,7 @@ const FilterGrammar = `Filter language (dump --filter, tail --filter, the inspec
 
 Terms
   method:GLOB        method name; * matches anything: method:session/*
-                     (a response matches through the request it answers)
+                     (responses by their request, wrappers by their content)
   dir:client         sent by the client (editor); dir:agent: by the agent
   kind:KIND          request, notification, response, error, batch, stderr,
                      invalid (invalid JSON, invalid UTF-8 or not JSON-RPC),
@@ -23,9 +23,14 @@ Terms
   seq>N              sequence number
   a.b.c=VALUE        JSON path in the message: params.update.sessionUpdate=plan,
                      result.stopReason=cancelled, params.prompt.0.type=text;
-                     strings compare by text (* globs), others by JSON text
+                     strings compare by text (* globs), others by JSON text;
+                     params.… reaches into a proxy-chain wrapper's message
   word               text in the raw bytes, ignoring case
   "quoted text"      text in the raw bytes, exactly; \" and \\ inside quotes
+  hop:N  hop>0       proxy-chain hop: hop:1 travels in _proxy/successor
+                     (method:_proxy/* matches the wrappers themselves)
+  mcp.method:GLOB    MCP method an mcp/message carries: mcp.method:tools/call
+  mcp.tool:GLOB      tool of an MCP tools/call carried over ACP
 
 Operators (not binds tightest, then and, then or)
   a b  a and b       both
@@ -35,6 +40,8 @@ Operators (not binds tightest, then and, then or)
 
 Examples
   method:session/prompt or error
+  hop:1 method:session/prompt     prompts a proxy forwarded to its successor
+  mcp.tool:read_* error
   dir:agent update:tool_call* not "pending"
   latency>2s (method:session/prompt or method:fs/*)
   size>1MiB kind:notification

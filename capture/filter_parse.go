@@ -237,7 +237,7 @@ func (p *filterParser) parseUnary() (filterNode, error) {
 }
 
 // filterFields lists the name:value terms, in the order help shows them.
-var filterFields = []string{"method", "dir", "kind", "id", "session", "update", "flag", "conn"}
+var filterFields = []string{"method", "dir", "kind", "id", "session", "update", "flag", "conn", "hop", "mcp.method", "mcp.tool"}
 
 func isFilterIdent(s string) bool {
 	if s == "" {
@@ -252,6 +252,12 @@ func isFilterIdent(s string) bool {
 	return true
 }
 
+// isDottedField accepts the field names with a dot: mcp.method, mcp.tool.
+func isDottedField(s string) bool {
+	s = strings.ToLower(s)
+	return s == "mcp.method" || s == "mcp.tool"
+}
+
 // parseFilterTerm turns one word into a term.
 func parseFilterTerm(t filterToken) (filterNode, error) {
 	word := t.text
@@ -261,7 +267,7 @@ func parseFilterTerm(t filterToken) (filterNode, error) {
 	if cmp, ok, err := parseFilterComparison(t); ok || err != nil {
 		return cmp, err
 	}
-	if i := strings.IndexByte(word, ':'); i > 0 && isFilterIdent(word[:i]) {
+	if i := strings.IndexByte(word, ':'); i > 0 && (isFilterIdent(word[:i]) || isDottedField(word[:i])) {
 		return parseFilterField(t, strings.ToLower(word[:i]), word[i+1:])
 	}
 	if i := strings.IndexByte(word, '='); i > 0 && isFilterPath(word[:i]) {
@@ -313,7 +319,17 @@ func parseFilterField(t filterToken, name, val string) (filterNode, error) {
 	}
 	switch name {
 	case "method":
-		return &fMethodNode{pattern: val}, nil
+		return newMethodNode(val), nil
+	case "hop":
+		n, err := strconv.ParseUint(val, 10, 8)
+		if err != nil {
+			return nil, bad("expected a proxy-chain hop, e.g. hop:1 (0: not wrapped); found %q", val)
+		}
+		return &fHopNode{hop: uint8(n)}, nil
+	case "mcp.method":
+		return &fMCPNode{field: name, pattern: val}, nil
+	case "mcp.tool":
+		return &fMCPNode{field: name, pattern: val}, nil
 	case "update":
 		return &fUpdateNode{pattern: val}, nil
 	case "session":
@@ -371,6 +387,12 @@ func filterFieldHint(name string) string {
 		return "a sessionId or its prefix"
 	case "conn":
 		return "a connection number, e.g. 0"
+	case "hop":
+		return "a proxy-chain hop, e.g. 1"
+	case "mcp.method":
+		return "an MCP method carried by mcp/message, e.g. tools/call"
+	case "mcp.tool":
+		return "the name of the tool an MCP tools/call calls"
 	}
 	return "a value"
 }

@@ -13,7 +13,7 @@ import (
 // latency>2s, seq>=100.
 
 // filterComparisons are the numeric fields that take <, <=, >, >= and =.
-var filterComparisons = []string{"size", "latency", "seq"}
+var filterComparisons = []string{"size", "latency", "seq", "hop"}
 
 func parseFilterComparison(t filterToken) (filterNode, bool, error) {
 	word := t.text
@@ -51,6 +51,11 @@ func parseFilterComparison(t filterToken) (filterNode, bool, error) {
 			if err != nil || c.n < 0 {
 				err = fmt.Errorf("expected a sequence number, e.g. seq>100")
 			}
+		case "hop":
+			c.n, err = strconv.ParseInt(val, 10, 64)
+			if err != nil || c.n < 0 {
+				err = fmt.Errorf("expected a proxy-chain hop, e.g. hop>0")
+			}
 		}
 		if err != nil {
 			return nil, true, &FilterError{Pos: valPos, Msg: err.Error()}
@@ -66,6 +71,8 @@ func filterCompareExample(field string) string {
 		return "size>10KB"
 	case "latency":
 		return "latency>2s"
+	case "hop":
+		return "hop>0"
 	}
 	return "seq>100"
 }

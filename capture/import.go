@@ -2,7 +2,8 @@ package capture
 
 // Import turns a file from elsewhere into a capture: our own capture
 // files (copied and validated), JSONL with one message per line and its
-// direction, and the acp-devtools JSON export.
+// direction, the acp-devtools JSON export, and the traces of the
+// reference conductor and of acp-inspector (import_trace.go).
 
 import (
 	"bytes"
@@ -19,7 +20,7 @@ import (
 )
 
 // ErrUnknownFormat: Import could not tell what the file is.
-var ErrUnknownFormat = errors.New(`unrecognised format: expected an acpscope capture, JSONL (acpscope dump lines, or {"dir":"client"|"agent","msg":{…}} per line) or an acp-devtools JSON export`)
+var ErrUnknownFormat = errors.New(`unrecognised format: expected an acpscope capture, JSONL (acpscope dump lines, or {"dir":"client"|"agent","msg":{…}} per line), an acp-devtools JSON export, a conductor --trace file or an acp-inspector trace export`)
 
 // The formats Import reads.
 const (

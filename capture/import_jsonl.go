@@ -18,8 +18,9 @@ import (
 )
 
 // importJSON tells the acp-devtools export (one JSON document with
-// "session" and "messages", often over many lines) from JSONL (one object
-// per line) by the file's first line.
+// "session" and "messages", often over many lines) and the traces of
+// other tools (import_trace.go) from JSONL (one object per line) by the
+// file's first line. Only JSONL is streamed; the others are read whole.
 func importJSON(src, dst string) (ImportResult, error) {
 	f, err := os.Open(src)
 	if err != nil {
@@ -31,12 +32,21 @@ func importJSON(src, dst string) (ImportResult, error) {
 	if ferr != nil && !errors.Is(ferr, io.EOF) {
 		return ImportResult{}, fmt.Errorf("reading %q: %w", src, ferr)
 	}
-	if !json.Valid(first.text) || wire.Value(first.text, "messages") != nil {
+	if bytes.HasPrefix(first.text, []byte(`{"seq":`)) { // acpscope dump: told at once, however long
+		return importJSONL(src, dst, lr, first, ferr)
+	}
+	trace := traceFormat(first.text)
+	if trace != "" || !json.Valid(first.text) || wire.Value(first.text, "messages") != nil {
 		data, err := os.ReadFile(src)
 		if err != nil {
 			return ImportResult{}, fmt.Errorf("reading %q: %w", src, err)
 		}
-		if isDevtools(data) {
+		switch {
+		case trace == FormatConductorTrace:
+			return importConductorTrace(src, dst, data)
+		case trace == FormatInspectorTrace:
+			return importInspectorTrace(src, dst, data)
+		case isDevtools(data):
 			return importDevtools(src, dst, data)
 		}
 	}

@@ -15,7 +15,9 @@ package capture
 //	               "bad-version","empty","after-exit"],
 //	  "conn":      0,                                  transport connection (0: stdio)
 //	  "id":        7,                                  the JSON-RPC id, its exact bytes
-//	  "method":    "session/prompt",                   on responses: the request's method
+//	  "method":    "session/prompt",                   on responses: the request's method;
+//	                                                   in a proxy-chain wrapper: the inner one
+//	  "hop":       1,                                  proxy-chain wrappers around it (0: left out)
 //	  "session":   "sess-…",                           ACP sessionId, when known
 //	  "errorCode": -32601,                             error.code of an error response
 //	  "size":      123,                                bytes on the wire, without "\n"
@@ -78,6 +80,7 @@ func AppendJSONL(dst []byte, r *Record) []byte {
 		dst = append(dst, r.ID...)
 	}
 	dst = appendStringField(dst, "method", r.Method)
+	dst = appendUintField(dst, "hop", uint64(r.Hop))
 	dst = appendStringField(dst, "session", r.Session)
 	if r.ErrorCode != 0 {
 		dst = append(dst, `,"errorCode":`...)
@@ -190,6 +193,7 @@ type jsonlRecord struct {
 	Conn      uint32          `json:"conn"`
 	ID        json.RawMessage `json:"id"`
 	Method    string          `json:"method"`
+	Hop       uint8           `json:"hop"`
 	Session   string          `json:"session"`
 	ErrorCode int64           `json:"errorCode"`
 	Size      int64           `json:"size"`
@@ -228,7 +232,7 @@ func parseJSONL(line []byte, keep bool) (Record, error) {
 	if err := json.Unmarshal(line, &j); err != nil {
 		return Record{}, fmt.Errorf("%w: %v", errJSONL, err)
 	}
-	r := Record{Msg: protocol.Msg{Seq: j.Seq, Conn: j.Conn, Method: j.Method, Session: j.Session, Parent: j.Parent, HTTP: j.HTTP},
+	r := Record{Msg: protocol.Msg{Seq: j.Seq, Conn: j.Conn, Method: j.Method, Hop: j.Hop, Session: j.Session, Parent: j.Parent, HTTP: j.HTTP},
 		ErrorCode: j.ErrorCode, Size: j.Size, Peer: j.Peer}
 	switch j.Dir {
 	case "client":

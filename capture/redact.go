@@ -88,6 +88,27 @@ func (r *Redactor) Message(method string, body []byte) ([]byte, []Redaction) {
 	return applySpans(body, spans), []Redaction{{Path: "(text)", Rule: spanKinds(spans)}}
 }
 
+// innerPath makes a path in a proxy-chain wrapper (hop > 0) relative to
+// the message it carries, whose params sit hop levels down
+// (params.params.… at hop 1), so the rules that know where a method's
+// secrets are find them there; a path in the wrapper itself gets a prefix
+// no method's rule matches (credential keys under _meta still do).
+func innerPath(path []string, hop int) []string {
+	if hop == 0 {
+		return path
+	}
+	if len(path) > hop {
+		inside := true
+		for _, p := range path[:hop+1] {
+			inside = inside && p == "params"
+		}
+		if inside {
+			return path[hop:]
+		}
+	}
+	return append([]string{"(wrapper)"}, path...)
+}
+
 // batchMemberMethod finds the method of the batch element path[0].
 func batchMemberMethod(body []byte, path []string, fallback string) string {
 	var m string

@@ -13,6 +13,7 @@ package capture
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/acpscope/acpscope/protocol"
 	"sort"
 	"strings"
 )
@@ -50,6 +51,7 @@ type msgScan struct {
 	body       []byte
 	method     string
 	batch      bool
+	hop        int               // proxy-chain wrappers around the message (protocol.Unwrap)
 	batchM     map[string]string // a batch member's method, by index
 	edits      []Edit
 	found      []Redaction
@@ -66,7 +68,7 @@ type msgScan struct {
 func newMsgScan(r *Redactor, method string, body []byte) *msgScan {
 	// The maps are made when first written: most messages need none,
 	// and making four per message was a tenth of an export's time.
-	return &msgScan{r: r, body: body, method: method,
+	return &msgScan{r: r, body: body, method: method, hop: protocol.Unwrap(&protocol.Msg{Body: body}).Hop,
 		batch: bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("["))}
 }
 
@@ -114,7 +116,7 @@ func (s *msgScan) visit(path []string, start, end int) bool {
 
 // value judges one value: secret as a whole, or holding secrets.
 func (s *msgScan) value(path []string, parent *container, idx, start, end int) {
-	m, rel := s.method, path
+	m, rel := s.method, innerPath(path, s.hop)
 	if s.batch {
 		if len(path) == 0 {
 			return

@@ -22,7 +22,8 @@ import (
 //	then per record:
 //	  s   time minus the previous record's time (the first: minus 0)
 //	  byte dir, byte kind
-//	  u   flags, u conn
+//	  u   flags | hop<<16 (the proxy-chain hop rides above the flags,
+//	      so captures stay readable both ways), u conn
 //	  u   id length + 1 (0: no id), id bytes
 //	  u   method ref, u session ref (see appendRef)
 //	  s   error code
@@ -64,7 +65,7 @@ func (e *segEncoder) add(r *Record) {
 	b = binary.AppendVarint(b, r.Time-e.prevTime)
 	e.prevTime = r.Time
 	b = append(b, byte(r.Dir), byte(r.Kind))
-	b = binary.AppendUvarint(b, uint64(r.Flags))
+	b = binary.AppendUvarint(b, uint64(r.Flags)|uint64(r.Hop)<<16)
 	b = binary.AppendUvarint(b, uint64(r.Conn))
 	if r.ID == nil {
 		b = append(b, 0)
@@ -163,7 +164,8 @@ func decodeSegment(first uint64, v []byte) (*segment, error) {
 		r.Time = t
 		r.Dir = wire.Dir(d.byte())
 		r.Kind = wire.Kind(d.byte())
-		r.Flags = wire.Flags(d.uvarint())
+		flags := d.uvarint()
+		r.Flags, r.Hop = wire.Flags(flags), uint8(flags>>16)
 		r.Conn = uint32(d.uvarint())
 		if n := d.uvarint(); n > 0 {
 			r.ID = d.bytes(n - 1)

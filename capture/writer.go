@@ -53,6 +53,11 @@ type Writer struct {
 
 	feed *feedServer
 
+	commitSig   commitSignal // the committer publishes to watchers
+	watchMu     sync.Mutex
+	watches     []*watch
+	watchClosed bool
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -240,6 +245,7 @@ func (w *Writer) Close() error {
 		w.tap.shut()
 		close(w.stop)
 		<-w.done
+		w.closeWatches()
 		if w.feed != nil {
 			w.feed.close()
 		}

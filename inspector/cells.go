@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/acpscope/acpscope/internal/human"
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
@@ -182,6 +183,13 @@ func severityColor(sev string) tcell.Color {
 }
 
 func methodText(ri *rowInfo) string {
+	if hop := protocol.HopLabel(ri.rec.Hop); hop != "" && ri.preview == "" {
+		return methodOf(ri) + " " + hop
+	}
+	return methodOf(ri)
+}
+
+func methodOf(ri *rowInfo) string {
 	r := &ri.rec
 	switch {
 	case ri.preview != "":

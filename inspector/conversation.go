@@ -156,6 +156,8 @@ func writeItem(w *lineWriter, it *protocol.Item) {
 		}
 	case protocol.ItemPermission:
 		writePermission(w, seq, it.Permission)
+	case protocol.ItemMCP:
+		w.wrap(seq, "[blue]mcp:[-] ", it.MCP.Summary(120))
 	case protocol.ItemCall:
 		if c := it.Call; c != nil {
 			line := fmt.Sprintf("%s %s", c.Method, c.Summary)
@@ -192,6 +194,9 @@ func writeTool(w *lineWriter, seq uint64, tc *protocol.ToolCall) {
 				w.wrap(seq, "    ", c.Block.Summary())
 			}
 		}
+	}
+	for _, c := range tc.MCP {
+		w.wrap(first(c.Seqs), "    [blue]mcp:[-] ", c.Summary(120))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/internal/human"
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/rivo/tview"
 )
@@ -111,6 +112,7 @@ func renderDetail(src capture.Source, r *capture.Record, raw, expand bool, findi
 		fmt.Fprintf(&b, "[red]body unreadable: %s[-]\n", tview.Escape(err.Error()))
 		return b.String()
 	}
+	writeMCP(&b, src, r, body)
 	writeBody(&b, body, r.Kind, raw, expand)
 	if r.Peer != 0 {
 		writePeer(&b, src, r)
@@ -125,6 +127,9 @@ func writeMeta(b *strings.Builder, src capture.Source, r *capture.Record) {
 	}
 	if r.Method != "" {
 		fmt.Fprintf(b, "  %s", tview.Escape(r.Method))
+	}
+	if r.Hop > 0 {
+		fmt.Fprintf(b, "  [gray]%s[-]", protocol.HopLabel(r.Hop))
 	}
 	if r.Kind == wire.KindError {
 		fmt.Fprintf(b, "  [red]code %d[-]", r.ErrorCode)
@@ -161,6 +166,24 @@ func writeMeta(b *strings.Builder, src capture.Source, r *capture.Record) {
 	}
 	if h := r.HTTP; h != nil {
 		writeEnvelope(b, h)
+	}
+}
+
+// writeMCP names the MCP message an MCP-over-ACP request, or the answer
+// to one, carries.
+func writeMCP(b *strings.Builder, src capture.Source, r *capture.Record, body []byte) {
+	m := r.Msg
+	m.Body = body
+	mcp, ok := protocol.DecodeMCP(&m)
+	if !ok && r.Kind.IsResponse() && r.Peer != 0 && protocol.MCPMethod(r.Method) != "" {
+		if req, err := src.Record(r.Peer); err == nil && req.Size <= peerMaxBytes {
+			if req.Body, err = src.Body(r.Peer); err == nil {
+				mcp, ok = protocol.DecodeMCPAnswer(&req.Msg, &m)
+			}
+		}
+	}
+	if ok {
+		fmt.Fprintf(b, "[gray]mcp[-] %s\n", tview.Escape(mcp.Summary()))
 	}
 }
 

@@ -18,9 +18,10 @@ const (
 	Extension           // a method starting with "_"
 	V2Draft             // only in the v2 draft
 	PreAlpha            // the pre-alpha Agent Communication Protocol (on MCP)
+	RFDDraft            // a draft RFD, in no schema yet (proxy chains)
 )
 
-var stabilityNames = [...]string{"unknown", "stable", "unstable", "legacy", "extension", "v2-draft", "pre-alpha"}
+var stabilityNames = [...]string{"unknown", "stable", "unstable", "legacy", "extension", "v2-draft", "pre-alpha", "rfd-draft"}
 
 // String names the stability as the catalog and --rules print it.
 func (s Stability) String() string {
@@ -149,6 +150,18 @@ var methods = []Method{
 
 	{"auth/login", FromClient, false, false, V2Draft, v2, "log in (v2 authenticate)"},
 	{"auth/logout", FromClient, false, false, V2Draft, v2, "log out (v2)"},
+
+	// Proxy chains: the conductor initializes each proxy with
+	// _proxy/initialize; the wrappers carry messages to and from a
+	// proxy's successor (Unwrap reads what they carry). The RFD text
+	// spells them without the underscore; the reference conductor sends
+	// the extension form.
+	{"_proxy/initialize", FromClient, false, false, RFDDraft, v12, "initialize a proxy component (it has a successor)"},
+	{"proxy/initialize", FromClient, false, false, RFDDraft, v12, "initialize a proxy component (the RFD's spelling)"},
+	{"_proxy/successor/request", FromEither, false, false, RFDDraft, v12, "carry a request to or from a proxy's successor"},
+	{"_proxy/successor/notification", FromEither, true, false, RFDDraft, v12, "carry a notification to or from a proxy's successor"},
+	{"_proxy/successor", FromEither, false, false, RFDDraft, v12, "carry a message to or from a proxy's successor"},
+	{"proxy/successor", FromEither, false, false, RFDDraft, v12, "carry a message to or from a proxy's successor (the RFD's spelling)"},
 
 	{"agents/list", FromClient, false, false, PreAlpha, none, "list agents (Agent Communication Protocol)"},
 	{"agents/run", FromClient, false, false, PreAlpha, none, "run an agent (Agent Communication Protocol)"},

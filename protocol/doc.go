@@ -2,8 +2,10 @@
 // the one place that knows it: the method catalog (who sends what,
 // request or notification, session-scoped or not, how stable), which
 // requests open a session and how a response is attributed to one, the
-// session/update variants and the shapes they carry, request/response
-// pairing over a conversation, the transcript a viewer rebuilds from a
+// session/update variants and the shapes they carry, the messages proxy
+// chains carry inside _proxy/successor wrappers (Unwrap) and the MCP
+// messages MCP-over-ACP carries (DecodeMCP), request/response pairing
+// over a conversation, the transcript a viewer rebuilds from a
 // session's messages, the pre-alpha Agent Communication Protocol
 // (agents/list, agents/run and the progress-delta merge algorithm), and
 // the lint rules that say what is wrong with a capture (JSON-RPC 2.0,

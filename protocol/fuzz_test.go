@@ -47,6 +47,8 @@ func FuzzLint(f *testing.F) {
 	f.Add([]byte("\x01{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{\"sessionId\":\"s\",\"update\":{\"sessionUpdate\":\"tool_call_update\",\"toolCallId\":\"t\",\"content\":[{\"type\":\"diff\"}],\"locations\":[{\"line\":1.5}]}}}"))
 	f.Add([]byte("\x04{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\"}\n\x0d{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\x2c"))
 	f.Add([]byte("\x00{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"agents/run\",\"params\":{\"_meta\":{\"progressToken\":1}}}\n\x01{\"jsonrpc\":\"2.0\",\"method\":\"notifications/agents/run/progress\",\"params\":{\"progressToken\":1,\"delta\":[null,1]}}"))
+	f.Add([]byte("\x00{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"_proxy/initialize\",\"params\":{\"protocolVersion\":1}}\n\x01{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"_proxy/successor/request\",\"params\":{\"method\":\"initialize\",\"params\":{\"protocolVersion\":2}}}\n\x00{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":2}}\n\x00{\"jsonrpc\":\"2.0\",\"method\":\"_proxy/successor\",\"params\":{\"method\":\"mcp/message\",\"params\":{\"connectionId\":\"c\",\"method\":\"tools/call\"}}}"))
+	f.Add([]byte("\x01{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{\"sessionId\":\"s\",\"update\":{\"sessionUpdate\":\"state_update\",\"state\":\"idle\",\"stopReason\":\"_x\"}}}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		msgs := fuzzMsgs(data)
 		for _, finding := range Lint(msgs, LintOptions{Finished: true}) {
@@ -65,5 +67,7 @@ func FuzzLint(f *testing.F) {
 			t.Fatal(err)
 		}
 		RunOutputs(msgs)
+		MCPCounts(msgs)
+		NegotiatedVersion(msgs)
 	})
 }

@@ -79,8 +79,14 @@ type linter struct {
 	opts LintOptions
 	out  []Finding
 
-	rpc   rpcState
-	acp   acpState
+	rpc rpcState
+	// acp is the ACP lifecycle of the hop being judged: hops holds one
+	// per proxy-chain hop, since on the wire between a conductor and a
+	// proxy the proxy's conversation with its predecessor (hop 0) and
+	// the one with its successor (hop 1, wrapped) are two lifecycles.
+	acp   *acpState
+	hops  map[uint8]*acpState
+	chain chainState
 	batch batchState
 	http  *httpState
 	// oldHTTP is set once http/http2 has been reported for this
@@ -91,9 +97,22 @@ type linter struct {
 func newLinter(opts LintOptions, http *httpState) *linter {
 	l := &linter{opts: opts, http: http}
 	l.rpc.init()
-	l.acp.init()
+	l.hops = map[uint8]*acpState{}
+	l.at(0)
 	l.batch.init()
 	return l
+}
+
+// at makes hop's lifecycle the one the ACP checks read and write.
+func (l *linter) at(hop uint8) *acpState {
+	a := l.hops[hop]
+	if a == nil {
+		a = new(acpState)
+		a.init()
+		l.hops[hop] = a
+	}
+	l.acp = a
+	return a
 }
 
 // report adds a finding of a rule from the table; an unknown id is a

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"sort"
 	"strings"
 
 	"github.com/acpscope/acpscope/wire"
@@ -32,6 +33,7 @@ type acpState struct {
 type promptRun struct {
 	seq       uint64
 	cancelSeq uint64
+	accepted  uint64 // v2: the response that accepted the prompt
 }
 
 type permRun struct {
@@ -59,21 +61,24 @@ func (s *acpState) init() {
 
 // acpMessage checks a request or notification.
 func (l *linter) acpMessage(u unit) {
-	a := &l.acp
-	if u.Dir == wire.DirClient && !a.sawClient {
+	a := l.acp
+	// On a proxy-chain hop the client is whoever sends the inner message
+	// from the client's side (Msg.From).
+	from := u.From()
+	if from == wire.DirClient && !a.sawClient {
 		a.sawClient = true
-		if u.Method != "initialize" {
-			l.report("acp/initialize-first", []uint64{u.Seq}, "the client's first message is %s, not initialize", u.Method)
+		if !IsInitialize(u.Method) {
+			l.report("acp/initialize-first", []uint64{u.Seq}, "the client's first message%s is %s, not initialize", hopNote(u.Hop), u.Method)
 		}
 	}
-	if u.Method == "initialize" && u.Kind == wire.KindRequest && u.Dir == wire.DirClient {
+	if IsInitialize(u.Method) && u.Kind == wire.KindRequest && from == wire.DirClient {
 		l.initializeRequest(u)
 		return
 	}
 	if a.mcp {
 		return
 	}
-	if u.Kind == wire.KindRequest && u.Dir == wire.DirClient && a.initSeq != 0 && !a.initialized {
+	if u.Kind == wire.KindRequest && from == wire.DirClient && a.initSeq != 0 && !a.initialized {
 		a.early = append(a.early, u.Seq)
 	}
 	l.methodChecks(u)
@@ -87,13 +92,17 @@ func (l *linter) acpMessage(u unit) {
 	case "session/prompt":
 		l.sessionMessage(u, sid)
 		l.promptContent(u, object(u.params()))
-		a.prompts[sid] = &promptRun{seq: u.Seq}
+		if u.Kind == wire.KindRequest {
+			a.prompts[sid] = &promptRun{seq: u.Seq}
+		}
 	case "session/cancel":
 		l.sessionMessage(u, sid)
 		l.cancel(u, sid)
 	case "session/request_permission":
 		l.sessionMessage(u, sid)
-		a.perms[u.key(u.Dir, u.ID)] = &permRun{seq: u.Seq, session: sid, options: optionIDs(object(u.params()))}
+		p := object(u.params())
+		l.permissionKinds(u, p)
+		a.perms[u.key(u.Dir, u.ID)] = &permRun{seq: u.Seq, session: sid, options: optionIDs(p)}
 	case "session/load", "session/resume":
 		// load replays history as updates before it answers, so the
 		// session exists at once; the client must still wait.
@@ -120,7 +129,7 @@ func (l *linter) acpMessage(u unit) {
 }
 
 func (l *linter) initializeRequest(u unit) {
-	a := &l.acp
+	a := l.acp
 	a.initSeq = u.Seq
 	p := object(u.params())
 	switch v := p["protocolVersion"].(type) {
@@ -151,11 +160,11 @@ func (l *linter) methodChecks(u unit) {
 	case !known:
 		l.report("acp/unknown-method", seq, "%s is not an ACP method; extensions start with \"_\"", u.Method)
 		return
-	case m.Stability == Extension || m.Stability == PreAlpha:
-		return
+	case m.Stability == Extension || m.Stability == PreAlpha || IsSuccessor(u.Method):
+		return // a wrapper left wrapped: lint_chain.go says why
 	}
-	if !m.Sender.Allows(u.Dir) {
-		l.report("acp/wrong-direction", seq, "%s is sent %s, but %s sent it", u.Method, m.Sender, sender(u.Dir))
+	if from := u.From(); !m.Sender.Allows(from) {
+		l.report("acp/wrong-direction", seq, "%s is sent %s, but %s sent it%s", u.Method, m.Sender, sender(from), hopNote(u.Hop))
 	}
 	if m.Notification && u.Kind == wire.KindRequest {
 		l.report("acp/call-shape", seq, "%s is a notification but was sent with an id", u.Method)
@@ -176,14 +185,14 @@ func (l *linter) sessionMessage(u unit, id string) {
 		return
 	}
 	if l.acp.sessions[id] {
-		if l.acp.loading[id] && u.Dir == wire.DirClient && u.Method != "session/cancel" {
+		if l.acp.loading[id] && u.From() == wire.DirClient && u.Method != "session/cancel" {
 			l.report("acp/session-not-ready", []uint64{u.Seq}, "%s for session %s sent before its session/load or resume was answered", u.Method, id)
 		}
 		return
 	}
 	seq := []uint64{u.Seq}
 	switch {
-	case l.acp.newPending > 0 && u.Dir == wire.DirAgent:
+	case l.acp.newPending > 0 && u.From() == wire.DirAgent:
 		l.report("acp/update-before-session", seq, "%s for session %s arrived before the session/new answer that names it", u.Method, id)
 	case l.acp.newPending > 0:
 		l.report("acp/session-not-ready", seq, "%s for session %s sent before session/new was answered", u.Method, id)
@@ -193,7 +202,6 @@ func (l *linter) sessionMessage(u unit, id string) {
 }
 
 func (l *linter) updateChecks(u unit) {
-	var upd map[string]any
 	raw := wire.Value(u.params(), "update")
 	kindRaw := []byte(nil)
 	if len(raw) > 0 && raw[0] == '{' {
@@ -203,23 +211,64 @@ func (l *linter) updateChecks(u unit) {
 	if ok {
 		kind = wire.StringMember(raw, "sessionUpdate")
 	}
-	if kind == "state_update" {
-		upd = object(raw)
-	}
 	switch {
 	case !ok:
 		l.report("acp/update-discriminator", []uint64{u.Seq}, "session/update has no update.sessionUpdate (update.kind is not the discriminator)")
+		return
 	case strings.HasPrefix(kind, "_"):
-	case kind == "state_update":
-		// v2: the turn ends with state "idle" and its stopReason.
-		if reason, ok := upd["stopReason"].(string); ok && !IsStopReason(reason) {
-			l.report("acp/stop-reason", []uint64{u.Seq}, "state_update stopReason %q is not one of %s", reason, strings.Join(StopReasons, ", "))
-		}
-	default:
-		if _, known := LookupUpdate(kind); !known {
-			l.report("acp/unknown-update", []uint64{u.Seq}, "unknown session/update variant %q", kind)
+		return
+	}
+	stability, known := LookupUpdate(kind)
+	switch {
+	case !known:
+		l.report("acp/unknown-update", []uint64{u.Seq}, "unknown session/update variant %q", kind)
+		return
+	case stability == V2Draft && l.acp.version == 1:
+		l.report("acp/version-update", []uint64{u.Seq}, "session/update variant %s belongs to the v2 draft, but v1 was negotiated", kind)
+	}
+	switch kind {
+	case "state_update":
+		l.stateUpdate(u, object(raw))
+	case "tool_call", "tool_call_update":
+		// Read in place: tool call updates are many and can be large.
+		l.enumValue(u, "tool call status", wire.StringMember(raw, "status"), ToolStatuses)
+		l.enumValue(u, "tool kind", wire.StringMember(raw, "kind"), ToolKinds)
+	case "plan":
+		if entries := wire.Value(raw, "entries"); len(entries) > 0 && entries[0] == '[' {
+			wire.Elements(entries, func(e []byte) bool {
+				if isObject(e) {
+					l.enumValue(u, "plan entry priority", wire.StringMember(e, "priority"), PlanPriorities)
+					l.enumValue(u, "plan entry status", wire.StringMember(e, "status"), PlanStatuses)
+				}
+				return true
+			})
 		}
 	}
+}
+
+// permissionKinds checks the kinds of a permission request's options.
+func (l *linter) permissionKinds(u unit, p map[string]any) {
+	for _, o := range arr(p, "options") {
+		om, _ := o.(map[string]any)
+		l.enumValue(u, "permission option kind", str(om, "kind"), PermissionKinds)
+	}
+}
+
+// enumValue checks one value of an enum-like field: v1's enums are closed;
+// in v2 values starting with "_" are extensions and other unknown values
+// are reserved for ACP (RFD "v2 Enum Variant Extension"). "" is absent.
+func (l *linter) enumValue(u unit, field, value string, allowed []string) {
+	if value == "" || contains(allowed, value) {
+		return
+	}
+	if l.acp.version >= 2 {
+		if strings.HasPrefix(value, "_") {
+			return
+		}
+		l.report("acp/enum-value", []uint64{u.Seq}, "%s %q is neither one of %s nor a custom value starting with _ (other values are reserved for ACP)", field, value, strings.Join(allowed, ", "))
+		return
+	}
+	l.report("acp/enum-value", []uint64{u.Seq}, "%s %q is not one of %s (v1 enums are closed; v2 allows custom values starting with _)", field, value, strings.Join(allowed, ", "))
 }
 
 // promptContent checks prompt blocks against the agent's promptCapabilities.
@@ -241,7 +290,7 @@ func (l *linter) promptContent(u unit, p map[string]any) {
 // clientCapability checks an fs/* or terminal/* call against what the
 // client advertised in initialize.
 func (l *linter) clientCapability(u unit) {
-	if l.acp.clientCaps == nil || u.Dir != wire.DirAgent {
+	if l.acp.clientCaps == nil || u.From() != wire.DirAgent {
 		return
 	}
 	caps := l.acp.clientCaps
@@ -282,20 +331,21 @@ func (l *linter) cancelRequest(u unit) {
 
 // acpResponse checks a response against the request it answers.
 func (l *linter) acpResponse(req, u unit) {
-	a := &l.acp
+	a := l.acp
 	// Only a few results are read; fs and terminal results can be large.
 	var res map[string]any
 	switch req.Method {
-	case "initialize", "session/new", "session/fork", "session/prompt", "session/request_permission":
+	case "initialize", "_proxy/initialize", "proxy/initialize", "session/new", "session/fork", "session/prompt", "session/request_permission":
 		res = object(u.result())
 	}
 	switch req.Method {
-	case "initialize":
+	case "initialize", "_proxy/initialize", "proxy/initialize":
 		a.initialized = true
 		if a.mcp {
 			return
 		}
 		l.initializeResponse(req, u, res)
+		l.chainInitAnswer(req, u, res)
 	case "session/new", "session/fork":
 		if a.newPending > 0 {
 			a.newPending--
@@ -316,7 +366,7 @@ func (l *linter) acpResponse(req, u unit) {
 }
 
 func (l *linter) initializeResponse(req, u unit, res map[string]any) {
-	a := &l.acp
+	a := l.acp
 	if u.Kind == wire.KindError {
 		return
 	}
@@ -337,9 +387,26 @@ func (l *linter) initializeResponse(req, u unit, res map[string]any) {
 }
 
 func (l *linter) acpEnd() {
-	if len(l.acp.early) > 0 {
-		l.report("acp/not-initialized", l.acp.early, "%d request(s) sent before initialize was answered", len(l.acp.early))
+	hops := make([]int, 0, len(l.hops))
+	for h := range l.hops {
+		hops = append(hops, int(h))
 	}
+	sort.Ints(hops)
+	for _, h := range hops {
+		a := l.at(uint8(h))
+		if len(a.early) > 0 {
+			l.report("acp/not-initialized", a.early, "%d request(s) sent before initialize was answered%s", len(a.early), hopNote(uint8(h)))
+		}
+		l.turnsEnd(a)
+	}
+}
+
+// hopNote names a proxy-chain hop in a finding's message; "" at hop 0.
+func hopNote(hop uint8) string {
+	if hop == 0 {
+		return ""
+	}
+	return " (proxy-chain hop " + uitoa(uint64(hop)) + ")"
 }
 
 func uitoa(n uint64) string {

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/acpscope/acpscope/wire"
@@ -34,10 +35,16 @@ func (l *linter) promptEnd(req, u unit, res map[string]any) {
 		return
 	}
 	if l.acp.version >= 2 {
-		return // v2: the response only acknowledges; the turn ends with state_update
+		// v2: the response only accepts the prompt; the turn runs on
+		// until a state_update says idle (stateUpdate).
+		if pr != nil {
+			pr.accepted = u.Seq
+			l.acp.prompts[session] = pr
+		}
+		return
 	}
 	reason, _ := res["stopReason"].(string)
-	if !IsStopReason(reason) {
+	if !IsStopReasonIn(reason, l.acp.version) {
 		l.report("acp/stop-reason", []uint64{u.Seq}, "stopReason %q is not one of %s", reason, strings.Join(StopReasons, ", "))
 	}
 	if pr != nil && pr.cancelSeq != 0 && reason != "cancelled" {
@@ -85,5 +92,45 @@ func (l *linter) permissionShape(perm *permRun, u unit, res map[string]any) {
 		}
 	default:
 		l.report("acp/permission-outcome", seqs, "the permission outcome is %q, want selected or cancelled", kind)
+	}
+}
+
+// stateUpdate follows a v2 turn to its end: state "idle" ends the prompt
+// turn of its session, with the stopReason a v1 prompt response carried.
+func (l *linter) stateUpdate(u unit, upd map[string]any) {
+	state := str(upd, "state")
+	l.enumValue(u, "state_update state", state, SessionStates)
+	reason, hasReason := upd["stopReason"].(string)
+	if hasReason && !IsStopReasonIn(reason, max(l.acp.version, 2)) {
+		l.report("acp/stop-reason", []uint64{u.Seq}, "state_update stopReason %q is not one of %s", reason, strings.Join(StopReasons, ", "))
+	}
+	if state != "idle" || l.acp.version < 2 {
+		return
+	}
+	pr := l.acp.prompts[u.Session]
+	if pr == nil {
+		return
+	}
+	delete(l.acp.prompts, u.Session)
+	if pr.cancelSeq != 0 && hasReason && reason != "cancelled" {
+		l.report("acp/cancel-stop-reason", []uint64{pr.cancelSeq, u.Seq}, "the prompt cancelled at seq %d ended (state idle) with stopReason %q", pr.cancelSeq, reason)
+	}
+}
+
+// turnsEnd reports the v2 prompt turns of a finished capture that were
+// accepted but never ended with state idle.
+func (l *linter) turnsEnd(a *acpState) {
+	if !l.opts.Finished || a.version < 2 {
+		return
+	}
+	var open []*promptRun
+	for _, pr := range a.prompts {
+		if pr.accepted != 0 {
+			open = append(open, pr)
+		}
+	}
+	sort.Slice(open, func(i, j int) bool { return open[i].seq < open[j].seq })
+	for _, pr := range open {
+		l.report("acp/v2-turn-end", []uint64{pr.seq, pr.accepted}, "the v2 prompt at seq %d was accepted (seq %d) but no state_update idle ended its turn", pr.seq, pr.accepted)
 	}
 }

@@ -38,7 +38,7 @@ func (l *linter) batchFrame(u unit) {
 		l.emptyBatch(u)
 		return
 	}
-	if !l.batch.v1Warned && l.acp.version == 1 {
+	if !l.batch.v1Warned && l.hops[0].version == 1 {
 		l.batch.v1Warned = true
 		l.report("batch/v1", []uint64{u.Seq}, "%s sent a batch under protocol v1, whose stdio transport speaks of individual messages; v2 allows batches", sender(u.Dir))
 	}

@@ -59,6 +59,8 @@ func (l *linter) rpcUnit(u unit) {
 	case wire.KindRequest:
 		l.rpcRequest(u)
 	case wire.KindNotification:
+		l.chainMessage(u)
+		l.at(u.Hop)
 		l.acpMessage(u)
 	default:
 		l.rpcResponse(u)
@@ -140,6 +142,8 @@ func (l *linter) rpcRequest(u unit) {
 			sender(u.Dir), k.id, prev.Method, prev.Seq)
 	}
 	delete(l.rpc.answered, k)
+	l.chainMessage(u)
+	l.at(u.Hop)
 	l.acpMessage(u)
 }
 
@@ -173,6 +177,10 @@ func (l *linter) rpcResponse(u unit) {
 	}
 	l.rpc.answered[k] = u.Seq
 	l.batchSeparateReply(u)
+	// The answer to a wrapped request is a plain response: it belongs to
+	// the hop of the request.
+	u.Hop = req.Hop
+	l.at(req.Hop)
 	l.acpResponse(req, u)
 }
 

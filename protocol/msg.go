@@ -21,8 +21,13 @@ type Msg struct {
 	ID []byte
 	// Method of a request or notification (a capture may also set it on
 	// responses, to the method they answer; protocol pairs on its own).
+	// For a proxy-chain wrapper it is the method of the message inside
+	// (Resolve), and Hop says how deep.
 	Method  string
 	Session string
+	// Hop counts the proxy-chain wrappers around the message (0: none);
+	// a response has the hop of the request it answers.
+	Hop uint8
 	// Parent is the batch a batch member belongs to (0 for none).
 	Parent uint64
 	// Conn numbers the transport connection within the capture; JSON-RPC
@@ -39,7 +44,9 @@ type Msg struct {
 // their kind.
 func FromLine(seq uint64, dir wire.Dir, line []byte) Msg {
 	c := wire.Classify(line)
-	return Msg{Seq: seq, Dir: dir, Kind: c.Kind, Flags: c.Flags, ID: c.ID, Method: c.Method, Session: c.SessionID, Body: line}
+	m := Msg{Seq: seq, Dir: dir, Kind: c.Kind, Flags: c.Flags, ID: c.ID, Method: c.Method, Session: c.SessionID, Body: line}
+	Resolve(&m)
+	return m
 }
 
 // member returns the exact bytes of key in the body's top-level object.
@@ -51,8 +58,15 @@ func (m *Msg) member(key string) []byte {
 	return wire.Value(b, key)
 }
 
-// params returns the exact bytes of "params", nil when absent.
-func (m *Msg) params() []byte { return m.member("params") }
+// params returns the exact bytes of "params", nil when absent; for a
+// proxy-chain wrapper, those of the message inside.
+func (m *Msg) params() []byte {
+	p := m.member("params")
+	if p == nil || !IsSuccessor(wire.StringMember(bytes.TrimSpace(m.Body), "method")) {
+		return p
+	}
+	return Unwrap(m).Params
+}
 
 // decode unmarshals raw JSON into v with numbers kept as json.Number. It
 // reports whether raw held a value that decoded.

@@ -9,8 +9,10 @@ import (
 // Pair links the responses in msgs to the requests they answer, with
 // wire.Pairer's rules (a connection's id spaces, one per direction), and
 // returns for each message the index of its other half, -1 when none.
-// Like the store, it gives each paired response its request's method and
-// the session it belongs to (ResponseSession), in place.
+// Like the store, it gives each paired response its request's method, hop
+// and the session it belongs to (ResponseSession), in place. A wrapped
+// request and its answer pair by the outer id, which is the only one the
+// proxy-chain RFD gives them: the answer is a plain response to it.
 func Pair(msgs []Msg) []int {
 	peer := make([]int, len(msgs))
 	pairers := pairs[int]{}
@@ -24,6 +26,7 @@ func Pair(msgs []Msg) []int {
 		}
 		p := pairers.of(m.Conn)
 		if m.Kind == wire.KindRequest {
+			Resolve(m)
 			p.Request(m.Dir, m.ID, i)
 			continue
 		}
@@ -32,7 +35,7 @@ func Pair(msgs []Msg) []int {
 			continue
 		}
 		peer[i], peer[j] = j, i
-		m.Method = msgs[j].Method
+		m.Method, m.Hop = msgs[j].Method, msgs[j].Hop
 		m.Session = ResponseSession(msgs[j].Method, msgs[j].Session, resultMember(m))
 	}
 	return peer

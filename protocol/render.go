@@ -44,7 +44,11 @@ func (r *renderer) printf(format string, args ...any) {
 }
 
 func (r *renderer) session(s *Session) {
-	r.printf("## Session %s (%s%s)\n\n", s.ID, s.Origin, strings.Replace(seqNote(s.Seqs), ", ", "; ", 1))
+	hop := ""
+	if s.Hop > 0 {
+		hop = " " + HopLabel(s.Hop) + " (what a proxy and its successor said)"
+	}
+	r.printf("## Session %s (%s%s)%s\n\n", s.ID, s.Origin, strings.Replace(seqNote(s.Seqs), ", ", "; ", 1), hop)
 	if s.Title != "" {
 		r.printf("title: %s\n", s.Title)
 	}
@@ -74,8 +78,10 @@ func (r *renderer) turn(t *Turn) {
 			end = t.StopReason
 		case t.EndSeq != 0:
 			end = "no stopReason"
+		case t.AcceptSeq != 0:
+			end = "accepted, still running"
 		}
-		r.printf("### Turn %d · %s%s\n\n", t.Index, end, paren(seqNote(nonZero(t.PromptSeq, t.EndSeq))))
+		r.printf("### Turn %d · %s%s\n\n", t.Index, end, paren(seqNote(nonZero(t.PromptSeq, t.AcceptSeq, t.EndSeq))))
 		if t.CancelSeq != 0 {
 			r.printf("cancelled by the client (seq %d)\n\n", t.CancelSeq)
 		}
@@ -133,6 +139,8 @@ func (r *renderer) item(it *Item) {
 			answer = "error: " + c.Error
 		}
 		r.printf("**%s**%s: %s → %s\n\n", c.Method, paren(note), c.Summary, orDash(answer))
+	case ItemMCP:
+		r.printf("**MCP**%s: %s\n\n", paren(note), mcpLine(it.MCP, r.cut))
 	case ItemInfo:
 		r.printf("- %s%s: %s\n\n", it.Update, paren(note), it.Summary)
 	case ItemUnknown:
@@ -177,6 +185,9 @@ func (r *renderer) tool(tc *ToolCall, note string) {
 	}
 	if len(tc.RawOutput) > 0 {
 		r.printf("- output %s\n", r.cut(string(tc.RawOutput)))
+	}
+	for _, c := range tc.MCP {
+		r.printf("- MCP%s %s\n", paren(seqNote(c.Seqs)), mcpLine(c, r.cut))
 	}
 	r.printf("\n")
 }

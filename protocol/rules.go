@@ -84,6 +84,11 @@ const (
 	refExtensions   = "ACP extensibility; schema"
 	refV2           = "ACP v2 draft"
 	refDelta        = "Agent Communication Protocol (pre-alpha) §Delta Algorithm"
+	refV2Prompt     = "ACP v2 draft RFD \"v2 Prompt Lifecycle\" §state_update"
+	refV2Enum       = "ACP v2 draft RFD \"v2 Enum Variant Extension\""
+	refChain        = "ACP RFD \"Agent Extensions via ACP Proxies\" §Message reference"
+	refChainInit    = "ACP RFD \"Agent Extensions via ACP Proxies\" §Proxy initialization protocol"
+	refChainMCP     = "ACP RFD \"Agent Extensions via ACP Proxies\" §MCP-over-ACP support"
 	refHTTPNeg      = "ACP RFD streamable HTTP §Content Negotiation and Validation"
 	refHTTPRouting  = "ACP RFD streamable HTTP §Unified Endpoint Routing"
 	refHTTPFlow     = "ACP RFD streamable HTTP §Message Flow"
@@ -148,6 +153,17 @@ var rules = []Rule{
 	{"acp/version-method", Warning, "method not part of the negotiated protocol version", refV2},
 	{"acp/legacy-method", Info, "legacy method (session/set_model is now a config option)", refExtensions},
 	{"acp/delta-mismatch", Error, "agents/run progress deltas do not join to the final output", refDelta},
+	{"acp/version-update", Warning, "session/update variant of the v2 draft (state_update, user_message, …) under negotiated v1", refV2},
+	{"acp/enum-value", Warning, "enum value outside its list: v1 enums are closed; in v2 custom values start with _ and other values are reserved for ACP", refV2Enum},
+	{"acp/v2-turn-end", Warning, "v2 prompt accepted but its turn never ended with state_update idle by the end of a finished capture", refV2Prompt},
+
+	{"chain/wrapper-shape", Error, "proxy-chain successor wrapper whose params are not {method, params?}", refChain},
+	{"chain/wrapper-kind", Error, "_proxy/successor/request sent without an id, or _proxy/successor/notification with one", refChain},
+	{"chain/terminal-successor", Error, "component initialized with initialize (the final agent, no successor) but successor messages travel to or from it", refChainInit},
+	{"chain/forwarded-initialize", Warning, "proxy forwarded _proxy/initialize to its successor instead of initialize", refChainInit},
+	{"chain/proxy-mcp-acp", Error, "proxy answered _proxy/initialize without mcpCapabilities.acp", refChainMCP},
+	{"chain/conductor-mcp-acp", Warning, "answer to a proxy's forwarded initialize lacks mcpCapabilities.acp, which the conductor always advertises to proxies", refChainMCP},
+	{"chain/rfd-spelling", Info, "proxy/successor or proxy/initialize, the RFD text's names, where the reference conductor speaks _proxy/…", refChain},
 
 	{"http/content-type", Error, "POST Content-Type and 415 do not agree (non-JSON POSTs get 415)", refHTTPNeg},
 	{"http/accept", Error, "GET Accept and 406 do not agree (SSE GETs need Accept: text/event-stream)", refHTTPNeg},

@@ -27,6 +27,15 @@ func MintsSession(method string) bool {
 	return method == "session/new" || method == "session/fork"
 }
 
+// ResumesSession reports whether a request of method reopens a session
+// the client names (session/load, session/resume) rather than minting one:
+// the session already exists, so its stream can carry messages (the
+// history session/load replays) that must reach the client before the
+// answer does.
+func ResumesSession(method string) bool {
+	return method == "session/load" || method == "session/resume"
+}
+
 // ConnectionLevel reports whether the response to a request of method
 // belongs to the connection rather than to a session, though the request
 // may name one: a client cannot listen on a session's stream before the
@@ -59,4 +68,31 @@ func ResponseSession(method, requestSession string, result []byte) string {
 		}
 	}
 	return requestSession
+}
+
+// NegotiatedVersion returns the protocol version the capture's own peers
+// (hop 0) agreed on: the protocolVersion of the first answered initialize,
+// 0 when none was answered. A viewer or a schema picks its rules by it.
+func NegotiatedVersion(msgs []Msg) int {
+	p := pairs[bool]{}
+	for i := range msgs {
+		m := &msgs[i]
+		switch {
+		case m.Kind == wire.KindRequest && m.Hop == 0 && IsInitialize(m.Method):
+			p.of(m.Conn).Request(m.Dir, m.ID, true)
+		case m.Kind == wire.KindResponse:
+			if _, ok := p.of(m.Conn).Response(m.Dir, m.ID); !ok {
+				continue
+			}
+			var res struct {
+				Result struct {
+					ProtocolVersion int `json:"protocolVersion"`
+				} `json:"result"`
+			}
+			if decode(m.Body, &res) && res.Result.ProtocolVersion > 0 {
+				return res.Result.ProtocolVersion
+			}
+		}
+	}
+	return 0
 }

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"strings"
 
 	"github.com/acpscope/acpscope/wire"
 )
@@ -81,7 +82,11 @@ func UpdateOf(m *Msg) (variant, text string) {
 	if len(b) == 0 || b[0] != '{' {
 		return "", ""
 	}
-	upd := updateOf(wire.Value(b, "params"))
+	params := wire.Value(b, "params")
+	if IsSuccessor(wire.StringMember(b, "method")) {
+		params = Unwrap(m).Params // a session/update a proxy chain carries
+	}
+	upd := updateOf(params)
 	if upd == nil {
 		return "", ""
 	}
@@ -132,6 +137,22 @@ var ToolKinds = []string{"read", "edit", "delete", "move", "search", "execute", 
 
 // Tool call statuses.
 var ToolStatuses = []string{"pending", "in_progress", "completed", "failed"}
+
+// Plan entry priorities and statuses.
+var (
+	PlanPriorities = []string{"high", "medium", "low"}
+	PlanStatuses   = []string{"pending", "in_progress", "completed"}
+)
+
+// Session states of the v2 draft's state_update.
+var SessionStates = []string{"running", "idle", "requires_action"}
+
+// IsStopReasonIn reports whether s is a stop reason under protocol
+// version v: one of the five, or from v2 on a custom value starting with
+// "_" (RFD "v2 Enum Variant Extension").
+func IsStopReasonIn(s string, v int) bool {
+	return IsStopReason(s) || v >= 2 && strings.HasPrefix(s, "_")
+}
 
 // Tool call content types (tool_call.content[].type).
 var ToolContentTypes = []string{"content", "diff", "terminal"}

@@ -10,22 +10,43 @@ import (
 // BuildTranscript rebuilds the conversation from msgs, in capture order.
 // It never fails: what it does not understand it keeps verbatim.
 func BuildTranscript(msgs []Msg) *Transcript {
-	b := &builder{t: &Transcript{}, byID: map[string]*Session{}, pending: pairs[pendingReq]{}}
+	b := &builder{t: &Transcript{}, byID: map[sessionKey]*Session{}, pending: pairs[pendingReq]{}, versions: map[uint8]int{},
+		mcp: mcpState{servers: map[mcpKey]*Session{}, conns: map[mcpKey]*Session{}}}
 	forEachUnit(msgs, b.unit)
 	return b.t
 }
 
 type pendingReq struct {
 	u    unit
-	item *Item // the permission or client-call item it made
+	item *Item // the permission, client-call or MCP item it made
 	turn *Turn // the prompt turn it opened
 	sess *Session
+	// servers are the MCP-over-ACP servers a session/new declared, bound
+	// to its session when the answer names it.
+	servers []string
+	// mcpSession is the session whose server an mcp/connect asks for;
+	// mcpCall the tools/call an mcp/message carries.
+	mcpSession *Session
+	mcpCall    *MCPCall
 }
 
 type builder struct {
 	t       *Transcript
-	byID    map[string]*Session
+	byID    map[sessionKey]*Session
 	pending pairs[pendingReq]
+	// versions holds the negotiated protocol version of each proxy-chain
+	// hop: the two conversations a proxy holds may differ.
+	versions map[uint8]int
+	mcp      mcpState
+}
+
+// sessionKey names a session within its proxy-chain hop: a proxy and its
+// successor usually share session ids, but what each side saw differs
+// (the proxy may rewrite prompts and filter updates), so each hop keeps
+// its own transcript of the session.
+type sessionKey struct {
+	hop uint8
+	id  string
 }
 
 func (b *builder) unit(u unit) {
@@ -41,12 +62,13 @@ func (b *builder) unit(u unit) {
 	}
 }
 
-func (b *builder) session(id string) *Session {
-	if s, ok := b.byID[id]; ok {
+func (b *builder) session(hop uint8, id string) *Session {
+	k := sessionKey{hop, id}
+	if s, ok := b.byID[k]; ok {
 		return s
 	}
-	s := &Session{ID: id, Origin: "unknown", tools: map[string]*Item{}}
-	b.byID[id] = s
+	s := &Session{ID: id, Hop: hop, Origin: "unknown", tools: map[string]*Item{}}
+	b.byID[k] = s
 	b.t.Sessions = append(b.t.Sessions, s)
 	return s
 }
@@ -85,7 +107,7 @@ func (b *builder) request(u unit) {
 	req := pendingReq{u: u}
 	switch u.Method {
 	case "session/load", "session/resume":
-		s := b.session(str(p, "sessionId"))
+		s := b.session(u.Hop, str(p, "sessionId"))
 		s.Origin = strings.TrimPrefix(u.Method, "session/")
 		s.Seqs = append(s.Seqs, u.Seq)
 		if u.Method == "session/load" {
@@ -93,17 +115,22 @@ func (b *builder) request(u unit) {
 			s.Turns = append(s.Turns, s.loading)
 		}
 		req.sess = s
+		b.declareServers(u.Hop, s, acpServers(p))
+	case "session/new", "session/fork":
+		req.servers = acpServers(p)
+	case "mcp/connect", "mcp/message", "_mcp/connect", "_mcp/message":
+		b.mcpRequest(u, &req)
 	case "session/prompt":
-		s := b.session(str(p, "sessionId"))
+		s := b.session(u.Hop, str(p, "sessionId"))
 		t := &Turn{Index: s.nextIndex(), PromptSeq: u.Seq, Prompt: blocks(arr(p, "prompt"))}
 		s.Turns = append(s.Turns, t)
 		req.turn = t
 	case "session/request_permission":
-		s := b.session(str(p, "sessionId"))
+		s := b.session(u.Hop, str(p, "sessionId"))
 		req.item = s.add(&Item{Kind: ItemPermission, Seqs: []uint64{u.Seq}, Permission: permission(p)})
 	default:
 		if strings.HasPrefix(u.Method, "fs/") || strings.HasPrefix(u.Method, "terminal/") || strings.HasPrefix(u.Method, "elicitation/") {
-			s := b.session(str(p, "sessionId"))
+			s := b.session(u.Hop, str(p, "sessionId"))
 			req.item = s.add(&Item{Kind: ItemCall, Seqs: []uint64{u.Seq}, Call: &ClientCall{Method: u.Method, Summary: callSummary(u.Method, p)}})
 		}
 	}
@@ -114,7 +141,7 @@ func (b *builder) response(req pendingReq, u unit) {
 	// Only a few results are read whole; fs and terminal results can be large.
 	var res map[string]any
 	switch req.u.Method {
-	case "initialize", "session/new", "session/fork", "session/prompt", "session/request_permission", "terminal/create", "terminal/wait_for_exit":
+	case "initialize", "_proxy/initialize", "proxy/initialize", "session/new", "session/fork", "session/prompt", "session/request_permission", "terminal/create", "terminal/wait_for_exit":
 		res = object(u.result())
 	}
 	errMsg := ""
@@ -125,17 +152,20 @@ func (b *builder) response(req pendingReq, u unit) {
 		}
 	}
 	switch req.u.Method {
-	case "initialize":
+	case "initialize", "_proxy/initialize", "proxy/initialize":
 		b.initialize(req.u, res)
 	case "session/new", "session/fork":
 		if id := str(res, "sessionId"); id != "" {
-			s := b.session(id)
+			s := b.session(req.u.Hop, id)
 			s.Origin = strings.TrimPrefix(req.u.Method, "session/")
 			s.Seqs = append(s.Seqs, req.u.Seq, u.Seq)
 			if mode := str(obj(res, "modes"), "currentModeId"); mode != "" && s.Mode == "" {
 				s.Mode = mode
 			}
+			b.declareServers(req.u.Hop, s, req.servers)
 		}
+	case "mcp/connect", "mcp/message", "_mcp/connect", "_mcp/message":
+		b.mcpAnswer(req, u)
 	case "session/load", "session/resume":
 		if s := req.sess; s != nil {
 			s.Seqs = append(s.Seqs, u.Seq)
@@ -143,10 +173,16 @@ func (b *builder) response(req pendingReq, u unit) {
 		}
 	case "session/prompt":
 		if t := req.turn; t != nil {
+			if b.versions[req.u.Hop] >= 2 && errMsg == "" {
+				// v2: the answer only accepts the prompt; a state_update
+				// "idle" ends the turn.
+				t.AcceptSeq = u.Seq
+				break
+			}
 			t.EndSeq, t.StopReason, t.Error = u.Seq, str(res, "stopReason"), errMsg
 		}
 	}
-	if it := req.item; it != nil {
+	if it := req.item; it != nil && req.mcpCall == nil {
 		it.Seqs = append(it.Seqs, u.Seq)
 		switch {
 		case it.Permission != nil && errMsg != "":
@@ -165,9 +201,13 @@ func (b *builder) response(req pendingReq, u unit) {
 func (b *builder) initialize(req unit, res map[string]any) {
 	if v, ok := res["protocolVersion"].(json.Number); ok {
 		if n, err := v.Int64(); err == nil {
-			b.t.Version = int(n)
+			b.versions[req.Hop] = int(n)
 		}
 	}
+	if req.Hop != 0 {
+		return // the transcript's header describes the capture's own peers
+	}
+	b.t.Version = b.versions[0]
 	b.t.Agent = info(obj(res, "agentInfo"))
 	b.t.Client = info(obj(object(req.params()), "clientInfo"))
 }
@@ -184,9 +224,9 @@ func (b *builder) notification(u unit) {
 	p := object(u.params())
 	switch u.Method {
 	case "session/update":
-		b.update(u, b.session(str(p, "sessionId")), obj(p, "update"), wire.Value(u.params(), "update"))
+		b.update(u, b.session(u.Hop, str(p, "sessionId")), obj(p, "update"), wire.Value(u.params(), "update"))
 	case "session/cancel":
-		s := b.session(str(p, "sessionId"))
+		s := b.session(u.Hop, str(p, "sessionId"))
 		if t := s.current(); t.PromptSeq != 0 && t.EndSeq == 0 {
 			t.CancelSeq = u.Seq
 		}

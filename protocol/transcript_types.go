@@ -18,9 +18,13 @@ type Transcript struct {
 	Sessions []*Session
 }
 
-// Session is one ACP session.
+// Session is one ACP session, as one proxy-chain hop saw it.
 type Session struct {
 	ID string
+	// Hop is the proxy-chain hop the session's messages travelled at: 0
+	// for the capture's own peers, 1 for the conversation a proxy holds
+	// with its successor through wrappers.
+	Hop uint8
 	// Origin is how the session came to be: "new", "load", "resume",
 	// "fork", or "unknown" when the capture starts inside it.
 	Origin string
@@ -42,9 +46,12 @@ type Turn struct {
 	Index    int
 	Replayed bool
 	Prompt   []Block
-	// PromptSeq and EndSeq are the prompt request and its response.
-	PromptSeq  uint64
-	EndSeq     uint64
+	// PromptSeq and EndSeq are the prompt request and what ended its
+	// turn: the response in v1, the state_update "idle" in v2.
+	PromptSeq uint64
+	EndSeq    uint64
+	// AcceptSeq is the v2 response that accepted the prompt (0 in v1).
+	AcceptSeq  uint64
 	StopReason string
 	Error      string // error.message of an error response
 	CancelSeq  uint64 // a session/cancel for this turn
@@ -63,6 +70,7 @@ const (
 	ItemPlan       ItemKind = "plan"
 	ItemPermission ItemKind = "permission"
 	ItemCall       ItemKind = "call"    // fs/*, terminal/*, elicitation
+	ItemMCP        ItemKind = "mcp"     // an MCP tools/call over ACP no tool call is known to have caused
 	ItemInfo       ItemKind = "info"    // commands, mode, config, title, usage, unstable variants
 	ItemUnknown    ItemKind = "unknown" // an unknown sessionUpdate, kept verbatim
 )
@@ -81,6 +89,7 @@ type Item struct {
 	Plan       *Plan
 	Permission *Permission
 	Call       *ClientCall
+	MCP        *MCPCall
 	// Update is the sessionUpdate name of info and unknown items, Summary
 	// a line about it and Raw the update verbatim.
 	Update  string
@@ -129,6 +138,8 @@ type ToolCall struct {
 	Locations []Location
 	RawInput  json.RawMessage
 	RawOutput json.RawMessage
+	// MCP lists the MCP tools/call requests over ACP this tool call made.
+	MCP []*MCPCall
 }
 
 // ToolContent is one element of a tool call's content.
@@ -201,14 +212,20 @@ type ClientCall struct {
 	Error   string
 }
 
-// Session returns the session with the given id, or nil.
+// Session returns the session with the given id, or nil; the capture's
+// own (hop 0) before one a proxy held with its successor.
 func (t *Transcript) Session(id string) *Session {
+	var other *Session
 	for _, s := range t.Sessions {
-		if s.ID == id {
+		switch {
+		case s.ID != id:
+		case s.Hop == 0:
 			return s
+		case other == nil:
+			other = s
 		}
 	}
-	return nil
+	return other
 }
 
 // AgentText joins the agent's messages of the turn, the text replay

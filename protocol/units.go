@@ -13,6 +13,19 @@ type unit struct {
 	cls wire.Message
 	// batch is the Seq of the enclosing batch frame, 0 for none.
 	batch uint64
+	// inner holds the params of the message a proxy-chain wrapper
+	// carries (Hop > 0); Method and Session are already the inner ones.
+	inner []byte
+}
+
+// resolve makes a proxy-chain wrapper read as the message it carries.
+func (u *unit) resolve() {
+	if !IsSuccessor(u.Method) {
+		return
+	}
+	if in := Unwrap(&u.Msg); in.Hop > 0 {
+		u.Method, u.Session, u.Hop, u.inner = in.Method, in.Session, uint8(min(in.Hop, 255)), in.Params
+	}
 }
 
 // forEachUnit walks msgs in order, calling fn for every frame except
@@ -50,6 +63,8 @@ func forEachUnit(msgs []Msg, fn func(u unit)) {
 			mu.Body = m.Body[mem.Start:mem.End]
 			mu.Kind, mu.Flags = mem.Kind, mem.Flags|m.Flags&^wire.FlagBatchMember|wire.FlagBatchMember
 			mu.ID, mu.Method, mu.Session, mu.Parent = mem.ID, mem.Method, mem.SessionID, m.Seq
+			mu.Hop = 0
+			mu.resolve()
 			if j < len(seqs) {
 				mu.Seq = seqs[j]
 			}
@@ -76,6 +91,10 @@ func classifyMsg(m Msg) unit {
 	if u.cls.SessionID != "" {
 		u.Session = u.cls.SessionID
 	}
+	if u.Kind == wire.KindRequest || u.Kind == wire.KindNotification {
+		u.Hop = 0 // the bytes say; a response keeps its request's
+		u.resolve()
+	}
 	return u
 }
 
@@ -91,8 +110,14 @@ func firstByte(b []byte) byte {
 }
 
 // params and result read a member of a unit's object without validating
-// it again: Classify already did, for every protocol kind.
-func (u *unit) params() []byte { return u.member("params") }
+// it again: Classify already did, for every protocol kind. A wrapper's
+// params are those of the message it carries.
+func (u *unit) params() []byte {
+	if u.Hop > 0 && u.inner != nil {
+		return u.inner
+	}
+	return u.member("params")
+}
 
 func (u *unit) result() []byte { return u.member("result") }
 

@@ -126,6 +126,43 @@ func TestBinder(t *testing.T) {
 	}
 }
 
+// TestBinderWrapped: identifiers inside proxy-chain wrappers, at one and
+// two hops, are learned at their inner paths and rewritten in place; the
+// outer JSON-RPC id is left to the drivers.
+func TestBinderWrapped(t *testing.T) {
+	tests := []struct {
+		name           string
+		recorded, live string
+		in, want       string
+		path           string
+	}{
+		{"one hop",
+			`{"jsonrpc":"2.0","method":"_proxy/successor/notification","params":{"method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"tc-old"}}}}`,
+			`{"jsonrpc":"2.0","method":"_proxy/successor/notification","params":{"method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"tc-new"}}}}`,
+			`{"jsonrpc":"2.0","id":"tc-old","method":"_proxy/successor/request","params":{"method":"session/request_permission","params":{"toolCall":{"toolCallId":"tc-old"}}}}`,
+			`{"jsonrpc":"2.0","id":"tc-old","method":"_proxy/successor/request","params":{"method":"session/request_permission","params":{"toolCall":{"toolCallId":"tc-new"}}}}`,
+			"params.params.update.toolCallId"},
+		{"two hops",
+			`{"jsonrpc":"2.0","id":4,"method":"_proxy/successor","params":{"method":"_proxy/successor/request","params":{"method":"terminal/output","params":{"terminalId":"t-old"}}}}`,
+			`{"jsonrpc":"2.0","id":9,"method":"_proxy/successor","params":{"method":"_proxy/successor/request","params":{"method":"terminal/output","params":{"terminalId":"t-new"}}}}`,
+			`{"jsonrpc":"2.0","id":5,"method":"_proxy/successor","params":{"method":"_proxy/successor/request","params":{"method":"terminal/kill","params":{"terminalId":"t-old"}}}}`,
+			`{"jsonrpc":"2.0","id":5,"method":"_proxy/successor","params":{"method":"_proxy/successor/request","params":{"method":"terminal/kill","params":{"terminalId":"t-new"}}}}`,
+			"params.params.params.terminalId"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := NewBinder()
+			learned := b.Learn([]byte(tt.recorded), []byte(tt.live))
+			if len(learned) != 1 || learned[0].Path != tt.path {
+				t.Fatalf("learned %+v, want one binding at %s", learned, tt.path)
+			}
+			if got := string(b.Apply([]byte(tt.in))); got != tt.want {
+				t.Errorf("Apply\n got  %s\n want %s", got, tt.want)
+			}
+		})
+	}
+}
+
 // TestBinderOneOldIDTwoNew: when one recorded id meets two live ones at
 // different paths, the binding is the same on every run (the last path in
 // order wins), so a diff does not change from run to run.

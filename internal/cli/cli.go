@@ -126,8 +126,14 @@ func writeRow(w io.Writer, r *capture.Record) {
 			method += " " + update
 		}
 	}
+	if mcp, ok := protocol.DecodeMCP(&r.Msg); ok {
+		method += " " + mcp.Summary()
+	}
 	if r.ErrorCode != 0 {
 		method += fmt.Sprintf(" (%d)", r.ErrorCode)
+	}
+	if hop := protocol.HopLabel(r.Hop); hop != "" {
+		method += " " + hop
 	}
 	latency := ""
 	if r.Latency > 0 {

@@ -23,7 +23,7 @@ import (
 // demoHelp is `acpscope demo`'s synopsis, examples and flags.
 func demoHelp() help {
 	return help{
-		usage: "[--dir DIR] [--capture FILE] [--no-inspect] [--cancel] [--quiet-agent]",
+		usage: "[--dir DIR] [--capture FILE] [--no-inspect] [--cancel] [--quiet-agent] [--otlp URL]",
 		example: `  acpscope demo
   acpscope demo --no-inspect --dir /tmp/acpscope-demo && acpscope dump --dir /tmp/acpscope-demo latest`,
 		setup: func(fs *flag.FlagSet) {
@@ -32,6 +32,7 @@ func demoHelp() help {
 			fs.Bool("no-inspect", false, "print the summary only, even on a terminal")
 			fs.Bool("cancel", false, "cancel the second prompt at its permission request")
 			fs.Bool("quiet-agent", false, "hide the demo agent's stderr log")
+			fs.String("otlp", "", "the proxy also streams spans to this OpenTelemetry collector, e.g. http://localhost:4318")
 		},
 	}
 }
@@ -55,7 +56,11 @@ func runDemo(fs *flag.FlagSet, args []string) (int, error) {
 	}
 	// The editor's side of the demo runs acpscope exactly as an editor's
 	// agent config would: acpscope --capture FILE -- AGENT.
-	argv := []string{self, "--quiet", "--name", "acpscope-demo-agent", "--capture", path, "--", self, "demo-agent"}
+	argv := []string{self, "--quiet", "--name", "acpscope-demo-agent", "--capture", path}
+	if otlp, _ := fs.GetString("otlp"); otlp != "" {
+		argv = append(argv, "--otlp", otlp)
+	}
+	argv = append(argv, "--", self, "demo-agent")
 	fmt.Fprintf(os.Stderr, "demo: client → acpscope → demo agent, recording to %s\n", path)
 	var agentLog io.Writer = os.Stderr
 	if quiet, _ := fs.GetBool("quiet-agent"); quiet {

@@ -46,6 +46,7 @@ func demoClientHelp() help {
 			fs.Int("sessions", 1, "sessions to open one after another")
 			fs.StringArray("prompt", nil, "prompt text (repeat for more turns; default: two demo prompts)")
 			fs.String("cwd", demo.DefaultCwd, "workspace path sent as cwd (the files are in memory)")
+			fs.String("traceparent", "", "send this W3C traceparent in every session/prompt's _meta, as an editor that traces its work does")
 		},
 	}
 }
@@ -83,6 +84,7 @@ func demoClientOptions(fs *flag.FlagSet) demo.ClientOptions {
 		o.Prompts = nil
 	}
 	o.Cwd, _ = fs.GetString("cwd")
+	o.TraceParent, _ = fs.GetString("traceparent")
 	return o
 }
 

@@ -20,18 +20,21 @@ import (
 // exportHelp is `acpscope export`'s synopsis, examples and flags.
 func exportHelp() help {
 	return help{
-		usage: "CAPTURE [--session S] -o FILE [--format capture|jsonl|html|har|mermaid] [--redact PATH]… [--redact-re REGEX]…",
+		usage: "CAPTURE [--session S] -o FILE [--format capture|jsonl|html|har|mermaid|otlp|otlp-json] [--redact PATH]… [--redact-re REGEX]…",
 		example: `  acpscope export latest --session 0f3c… -o bug.acpscope
   acpscope export latest --format html -o report.html    # one file that opens in any browser, offline
   acpscope export latest --format har -o session.har     # HTTP captures: for the devtools network panel
   acpscope export latest --format jsonl -o - | jq .
   acpscope export latest --format mermaid -o flow.mmd
-  acpscope export latest -o bug.acpscope --redact 'params.prompt.*.text' --redact-re 'acct-[0-9]+'`,
+  acpscope export latest -o bug.acpscope --redact 'params.prompt.*.text' --redact-re 'acct-[0-9]+'
+  acpscope export latest --format otlp --otlp-endpoint http://localhost:4318   # spans to a collector
+  acpscope export latest --format otlp-json -o spans.jsonl                     # OTLP JSON, one request per line`,
 		setup: func(fs *flag.FlagSet) {
 			fs.String("dir", "", "capture directory (default $ACPSCOPE_DIR or ~/.local/state/acpscope/captures)")
 			fs.String("session", "", "the session to export (required when the capture holds several, but for html and har, which show them all)")
 			fs.StringP("output", "o", "", "output file (required for --format capture); the other formats go to stdout by default")
-			fs.String("format", "capture", "capture (a single-session capture file), jsonl, html (a self-contained report), har (HTTP captures) or mermaid")
+			fs.String("format", "capture", "capture (a single-session capture file), jsonl, html (a self-contained report), har (HTTP captures), mermaid, otlp (spans to a collector) or otlp-json")
+			otlpExportFlags(fs)
 			fs.StringArray("redact", nil, "also redact values at this JSON path (glob: * one segment, ** any)")
 			fs.StringArray("redact-re", nil, "also redact text matching this regular expression")
 			fs.Bool("no-redact", false, "keep secrets (API keys, tokens, env values) in the export: never attach such a file publicly")
@@ -77,6 +80,9 @@ func runExport(fs *flag.FlagSet, args []string) (int, error) {
 	if opts.NoRedact {
 		fmt.Fprintln(os.Stderr, "acpscope export: WARNING: --no-redact: this export keeps every secret that was on the wire (API keys, tokens, MCP env values, auth headers). Do not attach it to a public issue.")
 	}
+	if format == "otlp" || format == "otlp-json" {
+		return exportSpans(fs, src, format, out, opts)
+	}
 	var res capture.ExportResult
 	if format == "capture" {
 		res, err = capture.Export(src, out, opts)
@@ -87,7 +93,7 @@ func runExport(fs *flag.FlagSet, args []string) (int, error) {
 			return e
 		})
 	} else {
-		return 2, usageErrorf("unknown --format %q (want capture, jsonl, html, har or mermaid)", format)
+		return 2, usageErrorf("unknown --format %q (want capture, jsonl, html, har, mermaid, otlp or otlp-json)", format)
 	}
 	if errors.Is(err, har.ErrNotHTTP) {
 		return 2, fmt.Errorf("%s: %w", filepath.Base(path), err)

@@ -19,7 +19,9 @@ func importHelp() help {
 		usage: "FILE [-o CAPTURE]",
 		example: `  acpscope import bug.acpscope                 # a capture someone attached to an issue
   acpscope import session.jsonl -o s.acpscope   # {"dir":"client","msg":{…}} per line
-  acpscope import goose-1.37.0.json             # an acp-devtools export`,
+  acpscope import goose-1.37.0.json             # an acp-devtools export
+  acpscope import trace.jsons                   # a conductor's --trace file, one connection per link
+  acpscope import acp-trace-1785312000123.jsonl # an acp-inspector trace export`,
 		setup: func(fs *flag.FlagSet) {
 			fs.String("dir", "", "capture directory (default $ACPSCOPE_DIR or ~/.local/state/acpscope/captures)")
 			fs.StringP("output", "o", "", "the new capture's path (default: a new file in the capture directory)")

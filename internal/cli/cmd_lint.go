@@ -22,13 +22,16 @@ func lintHelp() help {
 		example: `  acpscope lint                                      # the latest capture: findings as text; exit 1 when any is an error, 2 when it cannot lint
   acpscope lint --min-severity warning cap.acpscope  # hide info findings
   acpscope lint --session sess_abc --format json cap.acpscope | jq .
-  acpscope lint --schema schema/v1/schema.json cap.acpscope   # also validate against the ACP schema
+  acpscope lint --schema=schema/v1/schema.json cap.acpscope  # also validate against the ACP schema
+  acpscope lint --schema cap.acpscope                # the official schema, found: $ACPSCOPE_SCHEMA,
+                                                     # node_modules/@agentclientprotocol/sdk upward, npm root -g
   acpscope lint --rules                              # list every rule`,
 		setup: func(fs *flag.FlagSet) {
 			fs.String("session", "", "only findings about this ACP session's messages")
 			fs.String("format", "text", "output format: text or json")
 			fs.String("min-severity", "info", "hide findings below this severity: info, warning or error")
-			fs.String("schema", "", "also validate each message against this ACP JSON schema file")
+			fs.String("schema", "", "also validate each message against this ACP JSON schema file; without =FILE, against the official one wherever it is installed")
+			fs.Lookup("schema").NoOptDefVal = autoSchema
 			fs.Bool("rules", false, "list the rules and exit")
 			fs.Bool("no-save", false, "do not store the findings in the capture")
 			fs.String("dir", "", "capture directory used to resolve names (default $ACPSCOPE_DIR or ~/.local/state/acpscope/captures)")
@@ -69,8 +72,11 @@ func runLint(fs *flag.FlagSet, args []string) (int, error) {
 	if f.rules {
 		return 0, printRules(os.Stdout, f.format)
 	}
+	if f.schema == autoSchema && len(args) > 0 && strings.HasSuffix(args[0], ".json") {
+		f.schema, args = args[0], args[1:] // --schema FILE, as before it took an optional value
+	}
 	var schema *protocol.SchemaValidator
-	if f.schema != "" {
+	if f.schema != "" && f.schema != autoSchema {
 		if schema, err = protocol.NewSchemaValidator(f.schema); err != nil {
 			return 2, usageErrorf("--schema: %v", err)
 		}
@@ -94,6 +100,11 @@ func lintCapture(stdout, stderr io.Writer, path string, f lintFlags, schema *pro
 	}
 	if f.session != "" && !hasSessionRecord(sessions, f.session) {
 		return 2, usageErrorf("no session %q in the capture (sessions: %s)", f.session, strings.Join(sessionList(sessions), ", "))
+	}
+	if schema == nil && f.schema == autoSchema {
+		if schema, err = officialSchema(stderr, msgs, systemSchemaLookup()); err != nil {
+			return 2, err
+		}
 	}
 	all := protocol.Lint(msgs, protocol.LintOptions{Finished: finished, Schema: schema})
 	if live {
@@ -254,4 +265,22 @@ func printRules(w io.Writer, format string) error {
 		}
 	}
 	return nil
+}
+
+// autoSchema is --schema given without a file: find the official one.
+const autoSchema = "auto"
+
+// officialSchema finds and loads the official schema for the version the
+// capture negotiated, and says on stderr which one it uses.
+func officialSchema(stderr io.Writer, msgs []protocol.Msg, l schemaLookup) (*protocol.SchemaValidator, error) {
+	found, err := findSchema(protocol.NegotiatedVersion(msgs), l)
+	if err != nil {
+		return nil, usageErrorf("--schema: %v", err)
+	}
+	v, err := protocol.NewSchemaValidator(found.path)
+	if err != nil {
+		return nil, usageErrorf("--schema: %s: %v", found.path, err)
+	}
+	fmt.Fprintf(stderr, "acpscope lint: %s\n", found.describe())
+	return v, nil
 }

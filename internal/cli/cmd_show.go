@@ -11,6 +11,7 @@ import (
 
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/internal/human"
+	"github.com/acpscope/acpscope/protocol"
 	flag "github.com/spf13/pflag"
 )
 
@@ -65,6 +66,8 @@ func showRecord(src capture.Source, seq uint64, prefix string) error {
 		rec.Dir, arrow(&rec), rec.Kind)
 	printField("id", string(rec.ID))
 	printField("method", rec.Method)
+	rec.Body = body
+	printChain(src, &rec)
 	printField("session", rec.Session)
 	printField("size", sizeText(rec.Size))
 	if rec.Latency > 0 {
@@ -98,6 +101,53 @@ func sizeText(n int64) string {
 	s := human.Size(n)
 	if n >= 1024 {
 		s += fmt.Sprintf(" (%d bytes)", n)
+	}
+	return s
+}
+
+// printChain says what a record carries beyond its own method: the
+// proxy-chain wrapper around it, and the MCP message of an MCP-over-ACP
+// request or of the answer to one (read with the request's bytes).
+func printChain(src capture.Source, rec *capture.Record) {
+	if rec.Hop > 0 {
+		hop := protocol.HopLabel(rec.Hop)
+		if in := protocol.Unwrap(&rec.Msg); in.Wrapper != "" {
+			hop += " (carried in " + in.Wrapper + ")"
+		} else if rec.Kind.IsResponse() {
+			hop += " (answers a wrapped request)"
+		}
+		printField("chain", hop)
+	}
+	mcp, ok := protocol.DecodeMCP(&rec.Msg)
+	if !ok && rec.Kind.IsResponse() && rec.Peer != 0 && protocol.MCPMethod(rec.Method) != "" {
+		req, err := src.Record(rec.Peer)
+		if err == nil {
+			req.Body, err = src.Body(rec.Peer)
+		}
+		if err == nil {
+			mcp, ok = protocol.DecodeMCPAnswer(&req.Msg, &rec.Msg)
+		}
+	}
+	if !ok {
+		return
+	}
+	printField("mcp", mcp.Summary())
+	if mcp.Connection != "" && mcp.ACPMethod == "mcp/message" {
+		printField("mcp conn", mcp.Connection)
+	}
+	if len(mcp.Arguments) > 0 {
+		printField("mcp args", jsonLine(mcp.Arguments, 200))
+	}
+	if len(mcp.Result) > 0 {
+		printField("mcp result", jsonLine(mcp.Result, 200))
+	}
+}
+
+// jsonLine shows JSON on one line, cut to max runes.
+func jsonLine(b []byte, max int) string {
+	s := strings.Join(strings.Fields(string(b)), " ")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max]) + "…"
 	}
 	return s
 }

@@ -25,7 +25,8 @@ func stdioHelp() help {
 		usage: "[flags] -- AGENT CMD…",
 		example: `  acpscope -- npx @zed-industries/claude-code-acp
   acpscope --capture bug.acpscope -- ./my-agent --acp
-  acpscope --grace 2s --name gemini -- gemini --experimental-acp`,
+  acpscope --grace 2s --name gemini -- gemini --experimental-acp
+  acpscope --otlp http://localhost:4318 -- ./my-agent --acp      # and spans to a collector`,
 		setup: stdioFlags,
 	}
 }
@@ -38,6 +39,7 @@ func stdioFlags(fs *flag.FlagSet) {
 	fs.String("name", "", "agent name for listings (default: from the command)")
 	durationFlag(fs, "grace", agent.DefaultGrace, "after stdin closes, how long the agent may stay silent before SIGTERM, then SIGKILL")
 	fs.Bool("quiet", false, "do not print where the capture goes (loss warnings still print)")
+	otlpFlags(fs)
 }
 
 func runStdio(fs *flag.FlagSet, args []string) (int, error) {
@@ -145,6 +147,7 @@ func exitedHow(e agent.ExitStatus) string {
 // so loudly and the traffic flows unrecorded.
 func openCapture(fs *flag.FlagSet, meta capture.Meta) *capture.Writer {
 	if off, _ := fs.GetBool("no-capture"); off {
+		noCaptureNoSpans(fs)
 		return nil
 	}
 	path, err := newCapturePath(fs, meta.Agent)
@@ -158,6 +161,7 @@ func openCapture(fs *flag.FlagSet, meta capture.Meta) *capture.Writer {
 			if quiet, _ := fs.GetBool("quiet"); !quiet {
 				fmt.Fprintf(os.Stderr, "acpscope: recording to %s\n", w.Path())
 			}
+			startTelemetry(fs, w)
 			return w
 		}
 	}

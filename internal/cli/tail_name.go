@@ -37,7 +37,7 @@ func tailFollowName(fs *flag.FlagSet, args []string, p *tailPrinter, lines int) 
 	match := agentMatch(agent)
 	// Watch before looking for the first: a capture that starts between
 	// the two is then handed out rather than missed.
-	watcher, err := capture.NewWatcher(dir, match)
+	watcher, err := capture.NewDirWatcher(dir, match)
 	if err != nil {
 		return 1, err
 	}

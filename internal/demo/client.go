@@ -38,6 +38,10 @@ type ClientOptions struct {
 	Load      bool     // after the prompts, session/load the first session if the agent offers it
 	MCPSecret bool     // send one MCP server whose env holds SecretValue
 	Minimal   bool     // advertise no fs and no terminal capabilities
+	// TraceParent, when set, goes in every session/prompt's
+	// params._meta.traceparent (with TraceState as tracestate), as an
+	// editor that traces its own work propagates W3C trace context.
+	TraceParent, TraceState string
 	// Grace is how long to wait for the agent to close its output after
 	// the client closes its own (default 5 s); then the reader is closed.
 	Grace time.Duration
@@ -234,7 +238,15 @@ func (cl *client) prompt(ctx context.Context, id string, j int, text string) err
 	var res struct {
 		StopReason string `json:"stopReason"`
 	}
-	err := cl.c.call(ctx, "session/prompt", map[string]any{"sessionId": id, "prompt": cl.promptBlocks(j, text)}, &res)
+	params := map[string]any{"sessionId": id, "prompt": cl.promptBlocks(j, text)}
+	if tp := cl.opts.TraceParent; tp != "" {
+		meta := map[string]any{"traceparent": tp}
+		if cl.opts.TraceState != "" {
+			meta["tracestate"] = cl.opts.TraceState
+		}
+		params["_meta"] = meta
+	}
+	err := cl.c.call(ctx, "session/prompt", params, &res)
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	t := cl.turn

@@ -1,6 +1,3 @@
-// Package testkit holds the small helpers several packages' tests share:
-// a buffer one goroutine writes while another reads, and golden-file
-// comparison. It is imported only by tests.
 package testkit
 
 import (

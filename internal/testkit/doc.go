@@ -1,0 +1,9 @@
+// Package testkit holds the small helpers several packages' tests share:
+// a buffer one goroutine writes while another reads, and golden-file
+// comparison. It is imported only by tests.
+//
+// # Concurrency
+//
+// It starts no goroutines. A Buffer is safe for one writer and
+// concurrent readers; the golden helpers belong to the test calling them.
+package testkit
