@@ -99,16 +99,16 @@ func AppendJSONL(dst []byte, r *Record) []byte {
 		dst = append(dst, env...)
 	}
 	if r.Body != nil {
-		dst = appendBody(dst, r.Body)
+		dst = appendBody(dst, r.Body, r.validJSON)
 	}
 	return append(dst, '}')
 }
 
 // appendBody writes the body as msg, text or base64, whichever keeps the
-// bytes exactly and reads best.
-func appendBody(dst, body []byte) []byte {
+// bytes exactly and reads best; validJSON says body is known to be JSON.
+func appendBody(dst, body []byte, validJSON bool) []byte {
 	switch {
-	case embeddable(body):
+	case embeddable(body, validJSON):
 		dst = append(dst, `,"msg":`...)
 		return append(dst, body...)
 	case utf8.Valid(body):
@@ -122,13 +122,13 @@ func appendBody(dst, body []byte) []byte {
 
 // embeddable reports whether body can sit verbatim in a JSONL line and
 // come back byte for byte: one JSON object or array, nothing around it,
-// no newline inside.
-func embeddable(body []byte) bool {
+// no newline inside. validJSON skips the check that it is JSON.
+func embeddable(body []byte, validJSON bool) bool {
 	n := len(body)
 	if n < 2 || !(body[0] == '{' && body[n-1] == '}' || body[0] == '[' && body[n-1] == ']') {
 		return false
 	}
-	return bytes.IndexByte(body, '\n') < 0 && utf8.Valid(body) && json.Valid(body)
+	return bytes.IndexByte(body, '\n') < 0 && utf8.Valid(body) && (validJSON || json.Valid(body))
 }
 
 func appendUintField(dst []byte, name string, v uint64) []byte {

@@ -28,6 +28,10 @@ type Record struct {
 	Peer uint64
 	// Latency is, on a response, the time since its request.
 	Latency time.Duration
+
+	// validJSON: Body is known to be one valid JSON value (the redactor
+	// walked it and changed nothing), so AppendJSONL need not check it.
+	validJSON bool
 }
 
 // When returns the receive time as a time.Time.

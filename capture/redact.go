@@ -200,6 +200,9 @@ func (r *Redactor) Record(rec *Record) []Redaction {
 		if !ok {
 			list = r.line(lineKey{rec.Conn, rec.Dir, false}, rec, "(text)")
 		} else {
+			// The walk checked the bytes as JSON; unchanged, they need
+			// no second check when written (AppendJSONL).
+			rec.validJSON = len(list) == 0 && len(out) == len(rec.Body)
 			rec.Body = out
 		}
 		found = list

@@ -177,11 +177,13 @@ func (r *Redactor) Argv(args []string) ([]string, []Redaction) {
 // has no command line worth reading word by word.
 var commandHints = hints("sshpass", "mysql", "mariadb", "redis-cli", "curl", "docker", "podman", "sqlcmd")
 
+var commandHintTable = newHintTable(commandHints)
+
 // commandSpans reads a command line written as text (a shell's -c
 // argument, a terminal's command string) as an argument vector, so that
 // "mysql -uroot -pSECRET" is judged as ["mysql", "-uroot", "-pSECRET"].
 func commandSpans(b []byte, json bool, add func(span)) {
-	if !containsAny(b, commandHints) {
+	if !holdsAny(b, commandHints, commandHintTable) {
 		return
 	}
 	scan := newArgvScan("")

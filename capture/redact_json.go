@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"github.com/acpscope/acpscope/protocol"
+	"github.com/acpscope/acpscope/wire"
 	"sort"
 	"strings"
 )
@@ -68,8 +69,20 @@ type msgScan struct {
 func newMsgScan(r *Redactor, method string, body []byte) *msgScan {
 	// The maps are made when first written: most messages need none,
 	// and making four per message was a tenth of an export's time.
-	return &msgScan{r: r, body: body, method: method, hop: protocol.Unwrap(&protocol.Msg{Body: body}).Hop,
+	return &msgScan{r: r, body: body, method: method, hop: hops(body),
 		batch: bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("["))}
+}
+
+// hops counts the proxy-chain wrappers around body (protocol.Unwrap).
+// Only a message whose method wraps another has any, and its method is
+// found without reading the rest: Unwrap validates the whole body first,
+// which for a 200 MB message took as long as the rest of its redaction.
+func hops(body []byte) int {
+	b := bytes.TrimSpace(body)
+	if len(b) == 0 || b[0] != '{' || !protocol.IsSuccessor(wire.StringMember(b, "method")) {
+		return 0
+	}
+	return protocol.Unwrap(&protocol.Msg{Body: body}).Hop
 }
 
 // message redacts one JSON message; ok is false when body is not JSON.
