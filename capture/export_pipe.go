@@ -88,9 +88,11 @@ func (p *pipe) send(out chan<- batch, b batch) bool {
 // stop ends every stage: waits and sends return at once.
 func (p *pipe) stop() {
 	p.once.Do(func() {
-		close(p.stopped)
+		// Under the lock, so that a reserve between its check and its
+		// Wait cannot miss the wake-up.
 		p.mu.Lock()
-		p.mu.Unlock()
+		defer p.mu.Unlock()
+		close(p.stopped)
 		p.room.Broadcast()
 	})
 }
