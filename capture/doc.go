@@ -35,6 +35,13 @@
 // like a feed subscriber; Close lets it read to the end (cutting it off
 // after WatchCloseWait), waits for its Finish and stores its notes.
 //
+// An Exporter's Each runs three stages at once: a reader and a redactor
+// goroutine it owns and the caller's; Each returns once both of its own
+// have ended, after the last record or the caller's error. The Redactor
+// scans a text of 8 MiB or more on two goroutines, the second ending
+// before the scan returns. Imports and exports hand records to a Writer
+// through put, which, unlike the tap, waits for room.
+//
 // A Reader is safe for concurrent use. Live owns one goroutine reading
 // its socket until the feed ends or Close. Follow runs on its caller's
 // goroutine and starts none of its own beyond the Live it dials.
