@@ -46,6 +46,21 @@ func clientTokenFlags(fs *flag.FlagSet) {
 
 // guardOptions reads the allow-lists and checks them, before anything
 // opens; Listen is filled in once the listener is bound.
+// listenerOptions reads what serve and proxy share about their
+// listener: where it listens, and who may come in (Host, Origin, token).
+func listenerOptions(fs *flag.FlagSet, cmd string) (door.ListenOptions, door.GuardOptions, error) {
+	lo, err := listenOptions(fs)
+	if err != nil {
+		return lo, door.GuardOptions{}, err
+	}
+	guard, err := guardOptions(fs)
+	if err != nil {
+		return lo, guard, err
+	}
+	guard.AuthToken, err = serverToken(fs, cmd, lo)
+	return lo, guard, err
+}
+
 func guardOptions(fs *flag.FlagSet) (door.GuardOptions, error) {
 	var g door.GuardOptions
 	g.AllowHosts, _ = fs.GetStringArray("allow-host")

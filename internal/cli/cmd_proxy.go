@@ -74,15 +74,8 @@ func runProxy(fs *flag.FlagSet, args []string) (int, error) {
 	if upstream == "" {
 		return 2, usageErrorf("--upstream URL is required, e.g. --upstream http://127.0.0.1:7331/acp")
 	}
-	lo, err := listenOptions(fs)
+	lo, guard, err := listenerOptions(fs, "proxy")
 	if err != nil {
-		return 2, err
-	}
-	guard, err := guardOptions(fs)
-	if err != nil {
-		return 2, err
-	}
-	if guard.AuthToken, err = serverToken(fs, "proxy", lo); err != nil {
 		return 2, err
 	}
 	name, _ := fs.GetString("name")

@@ -54,15 +54,8 @@ func runServe(fs *flag.FlagSet, args []string) (int, error) {
 	if fs.ArgsLenAtDash() < 0 || len(args) == 0 {
 		return 2, usageErrorf("the agent command must follow '--': acpscope serve [flags] -- AGENT CMD…")
 	}
-	lo, err := listenOptions(fs)
+	lo, guard, err := listenerOptions(fs, "serve")
 	if err != nil {
-		return 2, err
-	}
-	guard, err := guardOptions(fs)
-	if err != nil {
-		return 2, err
-	}
-	if guard.AuthToken, err = serverToken(fs, "serve", lo); err != nil {
 		return 2, err
 	}
 	name, _ := fs.GetString("name")
