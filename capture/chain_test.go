@@ -99,8 +99,8 @@ func TestFilterWrapped(t *testing.T) {
 		{"params.sessionId=s1", []uint64{2, 3}},
 		{"params.update.content.text=yo", []uint64{3}},
 		{"params.cwd=/w", []uint64{5}},
-		{"mcp.method:tools/call", []uint64{7}},
-		{"mcp.tool:ec*", []uint64{7}},
+		{"mcp.method:tools/call", []uint64{7, 8}}, // the answer through its request
+		{"mcp.tool:ec*", []uint64{7, 8}},
 		{"mcp.tool:other", nil},
 		{"id:7", []uint64{7, 8}},
 	}

@@ -30,6 +30,9 @@ type filterEval struct {
 	load   func() []byte
 	body   []byte
 	loaded bool
+	// bodyOf reads another record of the same capture (an answer's
+	// request); nil where the caller has only this record.
+	bodyOf func(seq uint64) []byte
 }
 
 func (c *filterEval) bytes() []byte {
@@ -53,6 +56,28 @@ func (f *Filter) Match(r *Record, body func() []byte) bool {
 		return true
 	}
 	return f.root.match(&filterEval{r: r, load: body})
+}
+
+// MatchIn is Match for a record read from src: terms about what a request
+// carried (mcp.method, mcp.tool) match its answer too, by reading the
+// request the answer is paired with.
+func (f *Filter) MatchIn(src Source, r *Record, body func() []byte) bool {
+	if f == nil || f.root == nil {
+		return true
+	}
+	return f.root.match(&filterEval{r: r, load: body, bodyOf: bodyReader(src)})
+}
+
+// bodyReader reads bodies of src, nil on any error: a filter term that
+// cannot read a record does not match.
+func bodyReader(src Source) func(uint64) []byte {
+	return func(seq uint64) []byte {
+		b, err := src.Body(seq)
+		if err != nil {
+			return nil
+		}
+		return b
+	}
 }
 
 // NeedsBody reports whether some term may read record bodies, which makes

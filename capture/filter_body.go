@@ -166,18 +166,26 @@ func decodeJSONString(lit []byte) string {
 
 // fMCPNode matches what an MCP-over-ACP request or notification carries:
 // mcp.method the MCP method of mcp/message (mcp/connect and mcp/disconnect
-// match their own names), mcp.tool the tool of a tools/call.
+// match their own names), mcp.tool the tool of a tools/call. An answer
+// matches what its request carried, where the request can be read.
 type fMCPNode struct {
 	field   string // "mcp.method" or "mcp.tool"
 	pattern string
 }
 
 func (n *fMCPNode) match(c *filterEval) bool {
-	if protocol.MCPMethod(c.r.Method) == "" || c.r.Kind.IsResponse() {
+	if protocol.MCPMethod(c.r.Method) == "" {
 		return false
 	}
 	m := c.r.Msg
-	m.Body = c.bytes()
+	if c.r.Kind.IsResponse() {
+		if c.r.Peer == 0 || c.bodyOf == nil {
+			return false
+		}
+		m = protocol.FromLine(c.r.Peer, c.r.Dir.Reverse(), c.bodyOf(c.r.Peer))
+	} else {
+		m.Body = c.bytes()
+	}
 	mcp, ok := protocol.DecodeMCP(&m)
 	if !ok {
 		return false

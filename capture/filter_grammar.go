@@ -31,6 +31,7 @@ Terms
                      (method:_proxy/* matches the wrappers themselves)
   mcp.method:GLOB    MCP method an mcp/message carries: mcp.method:tools/call
   mcp.tool:GLOB      tool of an MCP tools/call carried over ACP
+                     (both match the answers to those calls too)
 
 Operators (not binds tightest, then and, then or)
   a b  a and b       both

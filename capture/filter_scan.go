@@ -26,7 +26,7 @@ func ScanMatches(src Source, f *Filter, from, to uint64, fn func(r *Record, matc
 			return false
 		}
 		seq := r.Seq
-		return fn(r, f.Match(r, func() []byte { b, _ := src.Body(seq); return b }))
+		return fn(r, f.MatchIn(src, r, func() []byte { b, _ := src.Body(seq); return b }))
 	})
 }
 
@@ -74,7 +74,7 @@ func (r *Reader) scanMatches(f *Filter, from, to uint64, fn func(*Record, bool) 
 					}
 					return all[seg.offsets[i]:seg.offsets[i+1]:seg.offsets[i+1]]
 				}
-				if !fn(&rec, f.Match(&rec, body)) {
+				if !fn(&rec, f.MatchIn(r, &rec, body)) {
 					stop = true
 					return nil
 				}

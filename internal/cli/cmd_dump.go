@@ -155,7 +155,7 @@ func dumpRecords(src capture.Source, out io.Writer, format string, write recordW
 			return false
 		}
 		r.Body = body
-		if filter != nil && !filter.Match(r, func() []byte { return body }) {
+		if filter != nil && !filter.MatchIn(src, r, func() []byte { return body }) {
 			return true
 		}
 		werr = write(w, tw, r)

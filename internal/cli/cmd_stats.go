@@ -13,6 +13,7 @@ import (
 
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/internal/human"
+	"github.com/acpscope/acpscope/protocol"
 	flag "github.com/spf13/pflag"
 )
 
@@ -47,20 +48,51 @@ func runStats(fs *flag.FlagSet, args []string) (int, error) {
 	}
 	defer src.Close()
 	tally := capture.NewTally()
+	var mcp protocol.MCPTally
+	var berr error
 	err = capture.ScanMatches(src, filter, 1, 0, func(r *capture.Record, matched bool) bool {
-		if matched {
-			tally.Add(r)
+		if !matched {
+			return true
 		}
-		return true
+		tally.Add(r)
+		if protocol.MCPMethod(r.Method) != "" {
+			// Only MCP-over-ACP records are read whole: the rest of the
+			// tally needs no bodies.
+			m := r.Msg
+			m.Body, berr = src.Body(r.Seq)
+			mcp.Add(&m)
+		}
+		return berr == nil
 	})
+	if err == nil {
+		err = berr
+	}
 	if err != nil {
 		return 1, err
 	}
 	name := capturePath(src)
 	if format == "json" {
-		return 0, writeStatsJSON(os.Stdout, name, tally)
+		return 0, writeStatsJSON(os.Stdout, name, tally, mcp.Counts())
 	}
-	return 0, writeStatsTable(os.Stdout, name, src.Meta(), tally)
+	if err := writeStatsTable(os.Stdout, name, src.Meta(), tally); err != nil {
+		return 1, err
+	}
+	return 0, writeMCPTable(os.Stdout, mcp.Counts())
+}
+
+// writeMCPTable lists the MCP methods that travelled over ACP, when any
+// did: the tool calls an agent made through its client.
+func writeMCPTable(w io.Writer, counts []protocol.MCPCount) error {
+	if len(counts) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nMCP over ACP (mcp/connect, mcp/message, mcp/disconnect):")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "MCP METHOD\tREQUESTS\tNOTIFICATIONS\tERRORS\tTOOL ERRORS")
+	for _, c := range counts {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Method, dashZero(c.Requests), dashZero(c.Notifications), dashZero(c.Errors), dashZero(c.ToolErrors))
+	}
+	return tw.Flush()
 }
 
 // capturePath is the file a source reads, for the header of a report.
@@ -140,6 +172,16 @@ type statsJSON struct {
 	SpanMs    float64           `json:"spanMs"`
 	MinSample map[string]int    `json:"percentileMinSamples"`
 	Methods   []methodStatsJSON `json:"methods"`
+	MCP       []mcpStatsJSON    `json:"mcp"`
+}
+
+// mcpStatsJSON is one MCP method carried over ACP.
+type mcpStatsJSON struct {
+	Method        string `json:"method"`
+	Requests      int    `json:"requests"`
+	Notifications int    `json:"notifications"`
+	Errors        int    `json:"errors"`
+	ToolErrors    int    `json:"toolErrors"`
 }
 
 type methodStatsJSON struct {
@@ -153,9 +195,12 @@ type methodStatsJSON struct {
 	Latency       map[string]any `json:"latency"` // samples, p50Ms, p95Ms, p99Ms, maxMs
 }
 
-func writeStatsJSON(w io.Writer, path string, t *capture.Tally) error {
+func writeStatsJSON(w io.Writer, path string, t *capture.Tally, mcp []protocol.MCPCount) error {
 	out := statsJSON{Capture: path, Records: t.Records, Bytes: t.Bytes, SpanMs: ms(time.Duration(t.Last - t.First)),
-		MinSample: map[string]int{}, Methods: []methodStatsJSON{}}
+		MinSample: map[string]int{}, Methods: []methodStatsJSON{}, MCP: []mcpStatsJSON{}}
+	for _, c := range mcp {
+		out.MCP = append(out.MCP, mcpStatsJSON{Method: c.Method, Requests: c.Requests, Notifications: c.Notifications, Errors: c.Errors, ToolErrors: c.ToolErrors})
+	}
 	for _, p := range capture.Percentiles {
 		out.MinSample[p.Name] = p.MinSamples
 	}

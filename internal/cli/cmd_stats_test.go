@@ -2,8 +2,11 @@ package cli
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/acpscope/acpscope/capture"
 )
 
 // demoCapture runs the demo (the built-in client and agent through the
@@ -70,5 +73,74 @@ func TestStats(t *testing.T) {
 	}
 	if bad := runCLI(t, nil, "stats", "--dir", dir, "--format", "xml"); bad.code != 2 || !strings.Contains(bad.stderr, "use table or json") {
 		t.Errorf("stats --format xml: exit %d, %q", bad.code, bad.stderr)
+	}
+}
+
+// TestStatsMCP: MCP carried over ACP is counted by MCP method, with the
+// JSON-RPC errors and failed tool calls its answers held, and the filter
+// mcp.method finds the answers as well as the calls.
+func TestStatsMCP(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mcp.acpscope")
+	w, err := capture.Create(path, capture.WriterOptions{NoFeed: true, NoSync: true, Meta: capture.Meta{Transport: "stdio"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := []struct {
+		stream capture.Stream
+		body   string
+	}{
+		{capture.StreamAgent, `{"jsonrpc":"2.0","id":1,"method":"mcp/connect","params":{"serverId":"tools"}}`},
+		{capture.StreamClient, `{"jsonrpc":"2.0","id":1,"result":{"connectionId":"c1"}}`},
+		{capture.StreamAgent, `{"jsonrpc":"2.0","id":2,"method":"mcp/message","params":{"connectionId":"c1","method":"tools/call","params":{"name":"grep","arguments":{}}}}`},
+		{capture.StreamClient, `{"jsonrpc":"2.0","id":2,"result":{"content":[],"isError":true}}`},
+		{capture.StreamAgent, `{"jsonrpc":"2.0","id":3,"method":"_mcp/message","params":{"connectionId":"c1","method":"tools/call","params":{"name":"ls"}}}`},
+		{capture.StreamClient, `{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"no such tool"}}`},
+		{capture.StreamAgent, `{"jsonrpc":"2.0","method":"mcp/message","params":{"connectionId":"c1","method":"notifications/cancelled"}}`},
+	}
+	for i, l := range lines {
+		w.Chunk(0, l.stream, int64(i+1), []byte(l.body+"\n"))
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	table := runCLI(t, nil, "stats", path)
+	if table.code != 0 {
+		t.Fatalf("stats: exit %d: %s", table.code, table.stderr)
+	}
+	_, mcpPart, ok := strings.Cut(table.stdout, "MCP over ACP")
+	if !ok {
+		t.Fatalf("stats prints no MCP section:\n%s", table.stdout)
+	}
+	rows := map[string][]string{}
+	for _, line := range strings.Split(mcpPart, "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			rows[f[0]] = f
+		}
+	}
+	// MCP METHOD(2) REQUESTS NOTIFICATIONS ERRORS TOOL ERRORS(2)
+	for method, want := range map[string][]string{
+		"tools/call":              {"tools/call", "2", "-", "1", "1"},
+		"mcp/connect":             {"mcp/connect", "1", "-", "-", "-"},
+		"notifications/cancelled": {"notifications/cancelled", "-", "1", "-", "-"},
+	} {
+		if got := rows[method]; strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("MCP row %s: %q, want %q\n%s", method, got, want, mcpPart)
+		}
+	}
+
+	js := runCLI(t, nil, "stats", path, "--format", "json")
+	var out struct{ MCP []mcpStatsJSON }
+	if err := json.Unmarshal([]byte(js.stdout), &out); err != nil || js.code != 0 {
+		t.Fatalf("stats --format json: exit %d, %v\n%s", js.code, err, js.stderr)
+	}
+	want := mcpStatsJSON{Method: "tools/call", Requests: 2, Errors: 1, ToolErrors: 1}
+	if len(out.MCP) != 3 || out.MCP[2] != want {
+		t.Errorf("json mcp %+v, want three methods, tools/call last as %+v", out.MCP, want)
+	}
+
+	dump := runCLI(t, nil, "dump", path, "--filter", "mcp.method:tools/call", "--format", "jsonl")
+	if n := strings.Count(dump.stdout, "\n"); dump.code != 0 || n != 4 {
+		t.Errorf("dump --filter mcp.method:tools/call: exit %d, %d records, want both calls and both answers\n%s%s", dump.code, n, dump.stdout, dump.stderr)
 	}
 }

@@ -208,7 +208,7 @@ func (p *tailPrinter) follow(ctx context.Context, src capture.Source, from uint6
 		From:      from,
 		HoldLimit: tailHoldLimit,
 		Record: func(rec *capture.Record) error {
-			if p.filter != nil && !p.filter.Match(rec, func() []byte { return rec.Body }) {
+			if p.filter != nil && !p.filter.MatchIn(src, rec, func() []byte { return rec.Body }) {
 				return nil
 			}
 			return p.write(p.w, p.tw, rec)

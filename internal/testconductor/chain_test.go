@@ -291,8 +291,8 @@ func chainRun(t *testing.T, single bool) {
 	}{
 		{"method:session/prompt", 4},
 		{"method:session/prompt hop:1", 2},
-		{"hop:1 mcp.tool:echo", 1},
-		{"mcp.method:mcp/connect", 1},
+		{"hop:1 mcp.tool:echo", 2}, // the call and its answer
+		{"mcp.method:mcp/connect", 2},
 		{"params.prompt.0.text=" + strings.Fields(proxyContext)[0] + "*", 1},
 	} {
 		out := acpscope(t, 0, "dump", capPath, "--format", "jsonl", "--filter", f.filter)
@@ -404,7 +404,7 @@ func TestMCPThroughStdioProxy(t *testing.T) {
 		t.Errorf("MCPCounts = %+v, want %+v", counts, want)
 	}
 	out := acpscope(t, 0, "dump", capPath, "--format", "jsonl", "--filter", "mcp.method:tools/call or mcp.tool:echo")
-	if strings.Count(out, "\n") != 1 || !strings.Contains(out, `"method":"mcp/message"`) {
+	if strings.Count(out, "\n") != 2 || !strings.Contains(out, `"method":"mcp/message"`) || !strings.Contains(out, `"kind":"response"`) {
 		t.Errorf("dump --filter mcp.*:\n%s", out)
 	}
 	show := acpscope(t, 0, "show", capPath, fmt.Sprint(seqOf(t, recs, "mcp/message", wire.KindRequest, "tools/call")))
