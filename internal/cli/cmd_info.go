@@ -96,6 +96,17 @@ func writeFacts(out io.Writer, f *acpFacts, meta capture.Meta) error {
 			w.line("  "+e.Method, fmt.Sprintf("%s ×%d", e.Stability, e.Count))
 		}
 	}
+	if len(f.Notes) > 0 {
+		w.text("\nnotes\n")
+		keys := make([]string, 0, len(f.Notes))
+		for k := range f.Notes {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			w.line("  "+k, f.Notes[k])
+		}
+	}
 	return w.err
 }
 

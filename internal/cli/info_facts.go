@@ -26,6 +26,9 @@ type acpFacts struct {
 	Sessions    []*sessionFacts `json:"sessions"`
 	Meta        []*metaKey      `json:"metaKeys"`         // keys seen under _meta
 	Extensions  []methodSeen    `json:"extensionMethods"` // methods beyond the stable schema
+	// Notes are what the recorder said about the capture: losses, what
+	// an export or import did, where spans went and how many were lost.
+	Notes map[string]string `json:"notes,omitempty"`
 }
 
 // connFacts is one initialize exchange (one per transport connection).
@@ -108,6 +111,7 @@ func readFacts(src capture.Source) (*acpFacts, error) {
 	f := &factsReader{conns: map[uint32]*connFacts{}, sessions: map[string]*sessionFacts{},
 		meta: map[string]*metaKey{}, methods: map[string]*methodSeen{}}
 	f.facts.Capture = capturePath(src)
+	f.facts.Notes = src.Meta().Notes
 	var bodyErr error
 	err := src.Scan(1, func(r *capture.Record) bool {
 		if !r.Kind.IsProtocol() || r.Kind == wire.KindBatch {

@@ -118,6 +118,10 @@ func TestOTLPBackendDownOrHanging(t *testing.T) {
 			if !strings.HasPrefix(notes["otlp.spans"], "0 sent, ") || notes["otlp.spans"] == "0 sent, 0 lost" || notes["otlp.error"] == "" {
 				t.Errorf("capture notes %v: want every span counted lost, with the reason", notes)
 			}
+			info, stderr, code := acpscopeEnv(t, nil, "info", path)
+			if code != 0 || !strings.Contains(info, "otlp.spans") || !strings.Contains(info, notes["otlp.spans"]) || !strings.Contains(info, "otlp.error") {
+				t.Errorf("info does not show where the spans went: exit %d\n%s%s", code, info, stderr)
+			}
 		})
 	}
 }
