@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/acpscope/acpscope/internal/testkit/jaegerkit"
 )
 
 // BenchmarkOTLP measures what --otlp costs the forwarding path: the stdio
@@ -68,8 +70,8 @@ func BenchmarkOTLP(b *testing.B) {
 // benchBackend starts the backend spans go to.
 func benchBackend(b *testing.B) (url, name string) {
 	if os.Getenv("ACPSCOPE_JAEGER") != "" {
-		j := startJaeger(b)
-		return "http://" + j.otlpHTTP, "Jaeger v2 (in-memory storage)"
+		j := jaegerkit.Start(b)
+		return "http://" + j.OTLPHTTP, "Jaeger v2 (in-memory storage)"
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)

@@ -51,10 +51,10 @@ func (o *outcome) logs() string {
 	return "client stdout:\n" + o.clientOut + "\nclient stderr:\n" + o.clientErr + "\nproxy stderr:\n" + o.proxyErr
 }
 
-// run lets client talk to agent through `acpscope --capture FILE -- AGENT`,
-// with the agent behind the recording relay and the client behind the
-// bridge (see roles_test.go).
-func run(t *testing.T, cl clientPeer, ag agentPeer) *outcome {
+// run lets client talk to agent through `acpscope --capture FILE
+// [proxyFlags] -- AGENT`, with the agent behind the recording relay and
+// the client behind the bridge (see roles_test.go).
+func run(t *testing.T, cl clientPeer, ag agentPeer, proxyFlags ...string) *outcome {
 	t.Helper()
 	goTools(t)
 	dir := t.TempDir()
@@ -85,7 +85,8 @@ func run(t *testing.T, cl clientPeer, ag agentPeer) *outcome {
 	}
 	go func() { <-ctx.Done(); _ = conn.Close() }() // unblocks the copiers on timeout
 
-	proxy := exec.CommandContext(ctx, tools.acpscope, append([]string{"--capture", o.capture, "--", os.Args[0]}, ag.argv(t)...)...)
+	args := append(append([]string{"--capture", o.capture}, proxyFlags...), "--", os.Args[0])
+	proxy := exec.CommandContext(ctx, tools.acpscope, append(args, ag.argv(t)...)...)
 	proxy.Env = append(os.Environ(), envRole+"=relay", envRelayDir+"="+dir)
 	proxy.Stderr = &proxyErr
 	proxyIn, _ := proxy.StdinPipe()
