@@ -50,6 +50,18 @@ func startListener(t *testing.T, env []string, args ...string) (cmd *exec.Cmd, e
 	t.Helper()
 	cmd = cliCommand(args...)
 	cmd.Env = append(cmd.Env, env...)
+	u, said := startAnnouncing(t, cmd)
+	if i := strings.LastIndex(u, ":"); i > 0 {
+		u = "http://127.0.0.1" + u[i:]
+	}
+	return cmd, u, said
+}
+
+// startAnnouncing starts cmd, a listening serve or proxy, and returns the
+// URL it announces on stderr and what it said before; the process is
+// killed when the test ends.
+func startAnnouncing(t *testing.T, cmd *exec.Cmd) (url, said string) {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -75,17 +87,13 @@ func startListener(t *testing.T, env []string, args ...string) (cmd *exec.Cmd, e
 	select {
 	case h, ok := <-hellos:
 		if !ok {
-			t.Fatalf("%q exited without listening", args)
+			t.Fatalf("%q exited without listening", cmd.Args)
 		}
-		u := h.url
-		if i := strings.LastIndex(u, ":"); i > 0 {
-			u = "http://127.0.0.1" + u[i:]
-		}
-		return cmd, u, h.before
-	case <-time.After(60 * time.Second):
-		t.Fatalf("%q did not say where it listens", args)
+		return h.url, h.before
+	case <-time.After(waitLimit):
+		t.Fatalf("%q did not say where it listens within %v", cmd.Args, waitLimit)
 	}
-	return nil, "", ""
+	return "", ""
 }
 
 // rebound posts initialize as a page using DNS rebinding would.

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"net/http"
@@ -40,34 +39,12 @@ func buildAcpscope(t *testing.T) string {
 }
 
 // startListening runs bin with args and returns the process and the URL
-// it announces on stderr after prefix.
-func startListening(t *testing.T, bin, prefix string, args ...string) (*exec.Cmd, string) {
+// it announces on stderr.
+func startListening(t *testing.T, bin string, args ...string) (*exec.Cmd, string) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	urls := make(chan string, 1)
-	go func() { // stderr reader: ends when the command exits
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if rest, ok := strings.CutPrefix(sc.Text(), prefix); ok && strings.HasPrefix(rest, "http://") {
-				urls <- strings.Fields(rest)[0]
-			}
-		}
-	}()
-	select {
-	case u := <-urls:
-		return cmd, u
-	case <-time.After(60 * time.Second):
-		t.Fatalf("%s did not say where it listens", args[0])
-	}
-	return nil, ""
+	u, _ := startAnnouncing(t, cmd)
+	return cmd, u
 }
 
 // memOf reads a Vm line (VmHWM, VmRSS) of a process, in bytes.
@@ -123,9 +100,9 @@ func TestCmdBodyMemory(t *testing.T) {
 	bin := buildAcpscope(t)
 	dir := t.TempDir()
 	agent := `read -r line; printf '%s\n' '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}'; exec cat >/dev/null`
-	serve, serveURL := startListening(t, bin, "acpscope serve: ", "serve", "--listen", "127.0.0.1:0",
+	serve, serveURL := startListening(t, bin, "serve", "--listen", "127.0.0.1:0",
 		"--capture", filepath.Join(dir, "serve.acpscope"), "--", "/bin/sh", "-c", agent)
-	proxy, proxyURL := startListening(t, bin, "acpscope proxy: ", "proxy", "--listen", "127.0.0.1:0",
+	proxy, proxyURL := startListening(t, bin, "proxy", "--listen", "127.0.0.1:0",
 		"--upstream", serveURL, "--capture", filepath.Join(dir, "proxy.acpscope"))
 	client := &http.Client{Transport: &http.Transport{ExpectContinueTimeout: 60 * time.Second}}
 	const limit = 256 * mib // the default --max-message-size

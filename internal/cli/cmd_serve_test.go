@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"net"
 	"os"
 	"os/exec"
@@ -9,7 +8,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/internal/demo"
@@ -20,39 +18,23 @@ import (
 func startServeCmd(t *testing.T, capturePath string, extra ...string) (*exec.Cmd, string) {
 	t.Helper()
 	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--capture", capturePath}, extra...)
-	return startNetCmd(t, "acpscope serve: ", append(args, "--", self(), "demo-agent", "--delay", "0")...)
+	return startNetCmd(t, append(args, "--", self(), "demo-agent", "--delay", "0")...)
 }
 
 // startNetCmd starts a listening acpscope command and returns the URL it
-// announces on stderr after prefix.
-func startNetCmd(t *testing.T, prefix string, args ...string) (*exec.Cmd, string) {
+// announces on stderr.
+func startNetCmd(t *testing.T, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	return startNetCmdEnv(t, nil, args...)
+}
+
+// startNetCmdEnv is startNetCmd with extra environment variables.
+func startNetCmdEnv(t *testing.T, env []string, args ...string) (*exec.Cmd, string) {
 	t.Helper()
 	cmd := exec.Command(self(), args...)
-	cmd.Env = mainEnv()
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	urls := make(chan string, 1)
-	go func() { // stderr reader: ends when the command exits
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if rest, ok := strings.CutPrefix(sc.Text(), prefix); ok && strings.HasPrefix(rest, "http://") {
-				urls <- strings.Fields(rest)[0]
-			}
-		}
-	}()
-	select {
-	case u := <-urls:
-		return cmd, u
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s did not say where it listens", args[0])
-	}
-	return nil, ""
+	cmd.Env = append(mainEnv(), env...)
+	u, _ := startAnnouncing(t, cmd)
+	return cmd, u
 }
 
 // TestCmdServeConnect runs the demo client through `acpscope connect` to
@@ -65,7 +47,7 @@ func TestCmdServeConnect(t *testing.T) {
 	const token = "tok-abc123"
 	serve, url := startServeCmd(t, servePath, "--auth-token", token)
 	proxyPath := filepath.Join(dir, "proxy.acpscope")
-	prox, proxied := startNetCmd(t, "acpscope proxy: ", "proxy", "--listen", "127.0.0.1:0", "--upstream", url, "--capture", proxyPath)
+	prox, proxied := startNetCmd(t, "proxy", "--listen", "127.0.0.1:0", "--upstream", url, "--capture", proxyPath)
 	for _, u := range []string{url, "ws" + strings.TrimPrefix(url, "http"), proxied, "ws" + strings.TrimPrefix(proxied, "http")} {
 		connectPath := filepath.Join(dir, strings.NewReplacer(":", "_", "/", "_").Replace(u)+".acpscope")
 		stdout, stderr, code := acpscope(t, "demo-client", "--load", "--", self(), "connect", "--auth-token", token, "--capture", connectPath, u)

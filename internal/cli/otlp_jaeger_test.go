@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -9,7 +8,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/acpscope/acpscope/internal/testkit/jaegerkit"
 )
@@ -135,9 +133,9 @@ func TestOTLPJaegerNetTransports(t *testing.T) {
 	const tid = "5bf92f3577b34da6a3ce929d0e0e4737"
 	dir := t.TempDir()
 	otlp := "http://" + j.OTLPHTTP
-	serve, serveURL := startNetCmdEnv(t, []string{"OTEL_SERVICE_NAME=e2e-serve"}, "acpscope serve: ", "serve", "--listen", "127.0.0.1:0",
+	serve, serveURL := startNetCmdEnv(t, []string{"OTEL_SERVICE_NAME=e2e-serve"}, "serve", "--listen", "127.0.0.1:0",
 		"--capture", filepath.Join(dir, "serve.acpscope"), "--otlp", otlp, "--", self(), "demo-agent", "--delay", "0")
-	prox, proxyURL := startNetCmdEnv(t, []string{"OTEL_SERVICE_NAME=e2e-proxy"}, "acpscope proxy: ", "proxy", "--listen", "127.0.0.1:0",
+	prox, proxyURL := startNetCmdEnv(t, []string{"OTEL_SERVICE_NAME=e2e-proxy"}, "proxy", "--listen", "127.0.0.1:0",
 		"--upstream", serveURL, "--capture", filepath.Join(dir, "proxy.acpscope"), "--otlp", otlp)
 	stdout, stderr, code := acpscopeEnv(t, []string{"OTEL_SERVICE_NAME=e2e-connect"}, "demo-client", "--traceparent", "00-"+tid+"-00f067aa0ba902b7-01",
 		"--", self(), "connect", "--capture", filepath.Join(dir, "connect.acpscope"), "--otlp", otlp, proxyURL)
@@ -165,35 +163,4 @@ func TestOTLPJaegerNetTransports(t *testing.T) {
 			t.Errorf("%s sent no finished turn into trace %s", service, tid)
 		}
 	}
-}
-
-// startNetCmdEnv is startNetCmd with extra environment variables.
-func startNetCmdEnv(t *testing.T, env []string, prefix string, args ...string) (*exec.Cmd, string) {
-	t.Helper()
-	cmd := exec.Command(self(), args...)
-	cmd.Env = append(mainEnv(), env...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	urls := make(chan string, 1)
-	go func() { // stderr reader: ends when the command exits
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if rest, ok := strings.CutPrefix(sc.Text(), prefix); ok && strings.HasPrefix(rest, "http://") {
-				urls <- strings.Fields(rest)[0]
-			}
-		}
-	}()
-	select {
-	case u := <-urls:
-		return cmd, u
-	case <-time.After(waitLimit):
-		t.Fatalf("%s did not say where it listens", args[0])
-	}
-	return nil, ""
 }
