@@ -63,19 +63,11 @@ func readHeader(msgs []protocol.Msg, t *protocol.Transcript) header {
 				am, _ := a.(map[string]any)
 				h.Auth = append(h.Auth, strings.TrimSpace(str(am, "id")+" "+paren(str(am, "name"))))
 			}
-		case m.Kind == wire.KindResponse && isSessionSetup(m.Method) && m.Session != "":
+		case m.Kind == wire.KindResponse && protocol.OpensSession(m.Method) && m.Session != "":
 			h.Sessions = append(h.Sessions, sessionSetup(m, t))
 		}
 	}
 	return h
-}
-
-func isSessionSetup(method string) bool {
-	switch method {
-	case "session/new", "session/load", "session/resume", "session/fork":
-		return true
-	}
-	return false
 }
 
 // sessionSetup reads the modes, configuration options and models of a
