@@ -180,6 +180,16 @@ func (h *httpLink) send(line []byte) error {
 	if h.needsConnection() && (resp.StatusCode == http.StatusNotFound || resp.StatusCode >= 500) {
 		return refusedAtStart(h.url, resp.StatusCode, string(bytes.TrimSpace(body)))
 	}
+	if h.needsConnection() && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+		// No connection without the right token or origin: nothing that
+		// follows can succeed, so connect ends as it does over WebSocket,
+		// after telling the editor why rather than leaving it waiting.
+		err := refusedAtStart(h.url, resp.StatusCode, string(bytes.TrimSpace(body)))
+		if aerr := h.answerError(&m, err.Error()); aerr != nil {
+			return aerr
+		}
+		return err
+	}
 	return h.refused(&m, resp.StatusCode, body)
 }
 
@@ -192,6 +202,12 @@ func (h *httpLink) refused(m *wire.Message, status int, body []byte) error {
 		return lostf("%s", text)
 	}
 	h.opts.Warn("acpscope connect: " + text)
+	return h.answerError(m, text)
+}
+
+// answerError answers the editor's request m with a JSON-RPC error
+// saying text; a notification has no one waiting for an answer.
+func (h *httpLink) answerError(m *wire.Message, text string) error {
 	if m.Kind != wire.KindRequest {
 		return nil
 	}

@@ -252,11 +252,11 @@ func TestCmdTokenFile(t *testing.T) {
 		{"variable, serve", []string{envAuthToken + "=" + token}, ws(endpoint), 0, ""},
 		{"variable, proxy", []string{envAuthToken + "=" + token}, proxied, 0, ""},
 		{"no token, serve", nil, ws(endpoint), 1, "answered 401 Unauthorized: acpscope serve: refused: missing or wrong bearer token"},
-		// Over HTTP connect answers the editor's request with the refusal
-		// as a JSON-RPC error and goes on (see httpBridge.refused).
-		{"wrong token, serve", []string{envAuthToken + "=tok-wrong"}, endpoint, 0, "answered 401 Unauthorized: acpscope serve: refused: missing or wrong bearer token"},
+		// Over HTTP connect also answers the editor's request with the
+		// refusal as a JSON-RPC error before it ends.
+		{"wrong token, serve", []string{envAuthToken + "=tok-wrong"}, endpoint, 1, "answered 401 Unauthorized: acpscope serve: refused: missing or wrong bearer token; send \"Authorization: Bearer TOKEN\" with the token acpscope serve was started with; give connect the server's token"},
 		{"no token, proxy", nil, ws(proxied), 1, "answered 401 Unauthorized: acpscope proxy: refused: missing or wrong bearer token"},
-		{"wrong token, proxy", []string{envAuthToken + "=tok-wrong"}, proxied, 0, "answered 401 Unauthorized: acpscope proxy: refused: missing or wrong bearer token"},
+		{"wrong token, proxy", []string{envAuthToken + "=tok-wrong"}, proxied, 1, "answered 401 Unauthorized: acpscope proxy: refused: missing or wrong bearer token; send \"Authorization: Bearer TOKEN\" with the token acpscope proxy was started with; give connect the server's token"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -265,10 +265,14 @@ func TestCmdTokenFile(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q; want %d and %q", r.code, r.stderr, tt.code, tt.stderr)
 			}
 			answered := `"protocolVersion":1`
-			if tt.stderr != "" {
-				answered = `{"jsonrpc":"2.0","id":0,"error":{"code":-32603,"message":"acpscope connect: the server answered 401`
+			switch {
+			case tt.url == endpoint || tt.url == proxied && tt.stderr != "":
+				// Over HTTP the editor's request gets the refusal.
+				answered = `{"jsonrpc":"2.0","id":0,"error":{"code":-32603,"message":"acpscope connect: the server at `
+			case tt.stderr != "":
+				answered = ""
 			}
-			if tt.code == 0 && !strings.Contains(r.stdout, answered) {
+			if !strings.Contains(r.stdout, answered) {
 				t.Fatalf("stdout %q lacks %q", r.stdout, answered)
 			}
 		})
