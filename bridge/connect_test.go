@@ -204,9 +204,12 @@ func TestConnectServeDirect(t *testing.T) {
 // the server goes away, and fails clearly when it refuses the token.
 func TestConnectLost(t *testing.T) {
 	f := startServe(t, netkit.H1, func(o *ServeOptions) { o.AuthToken = "tok" })
-	_, err := connectOnce(f.url, "bad", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`)
-	if err != nil {
-		t.Fatalf("a refused request is answered, not fatal: %v", err)
+	said, err := connectOnce(f.url, "bad", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`)
+	if !errors.Is(err, ErrCannotConnect) || !strings.Contains(err.Error(), "--auth-token") {
+		t.Fatalf("HTTP with a bad token: %v", err)
+	}
+	if !strings.Contains(said, `{"jsonrpc":"2.0","id":0,"error":`) || !strings.Contains(said, "401 Unauthorized") {
+		t.Fatalf("the editor's initialize was not answered with the refusal: %q", said)
 	}
 	ws := "ws" + strings.TrimPrefix(f.url, "http")
 	if _, err := connectOnce(ws, "bad", ""); err == nil || !strings.Contains(err.Error(), "--auth-token") {
