@@ -21,6 +21,7 @@ const (
 // and hands each to the committer when it reaches a bound (CommitEvery
 // after its first record, CommitRecords, CommitBytes). Close stops it.
 func (w *Writer) build() {
+	runInBackground()
 	defer close(w.commits)
 	b := newBuilder(w)
 	timer := time.NewTimer(time.Hour)
@@ -108,6 +109,7 @@ func (w *Writer) build() {
 // commitLoop is the committer goroutine: one transaction per group. It
 // ends when the builder closes the channel after the final group.
 func (w *Writer) commitLoop() {
+	runInBackground()
 	defer close(w.done)
 	for g := range w.commits {
 		if d := w.opts.CommitDelay; d > 0 {

@@ -25,7 +25,9 @@
 // Writer owns two goroutines: the builder frames, classifies, pairs and
 // packs records into groups, and the committer writes each group in one
 // transaction with fsync; a channel holding one group joins them, so the
-// next group is parsed while the last one syncs. Close stops the builder,
+// next group is parsed while the last one syncs. On Linux both run on
+// threads of their own at a lower priority (runInBackground), so the
+// kernel serves forwarding first. Close stops the builder,
 // which hands over a final group and closes the channel; the committer
 // then ends. With the live feed on, an accept goroutine and one goroutine
 // per subscriber read committed records from the file; Close lets them

@@ -1,14 +1,19 @@
 package proxy
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/acpscope/acpscope/internal/testkit/netkit"
 	"github.com/acpscope/acpscope/wire"
@@ -158,4 +163,126 @@ func BenchmarkWSPath(b *testing.B) {
 	}
 	b.ReportMetric(float64(dProxied)/float64(dDirect), "proxied/direct")
 	b.ReportMetric(float64(dProxied.Microseconds())/float64(b.N), "proxied-µs/roundtrip")
+}
+
+// minimalProxy is the baseline the HTTP targets are judged against: the
+// least a Go reverse proxy does, httputil.ReverseProxy flushing every
+// write (FlushInterval -1), which also passes WebSocket upgrades.
+func minimalProxy(b *testing.B, upstream string) string {
+	u, err := url.Parse(upstream)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.FlushInterval = -1
+	return netkit.StartServer(b, netkit.H1, rp).URL
+}
+
+// captureRecorder is a real capture writer (fsync on) in b's temporary
+// directory, closed when b ends.
+func captureRecorder(b *testing.B) *capture.Writer {
+	w, err := capture.Create(filepath.Join(b.TempDir(), "bench.acpscope"), capture.WriterOptions{NoFeed: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { w.Close() })
+	return w
+}
+
+// recordingProxy is acpscope's proxy to upstream recording into a real
+// capture.
+func recordingProxy(b *testing.B, upstream string) string {
+	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upstream + "/acp", Recorder: captureRecorder(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { p.Close() })
+	return netkit.StartServer(b, netkit.H1, p).URL
+}
+
+// timeTurns runs one turn of f against each base URL per iteration, in
+// turn, and reports acpscope's time over the minimal proxy's and over
+// the direct connection's.
+func timeTurns(b *testing.B, direct, minimal, ours string, f func(base string)) {
+	var d [3]time.Duration
+	b.ResetTimer()
+	for range b.N {
+		for i, base := range []string{direct, minimal, ours} {
+			t0 := time.Now()
+			f(base)
+			d[i] += time.Since(t0)
+		}
+	}
+	b.ReportMetric(float64(d[2])/float64(d[1]), "ours/minimal")
+	b.ReportMetric(float64(d[2])/float64(d[0]), "ours/direct")
+	b.ReportMetric(float64(d[1])/float64(d[0]), "minimal/direct")
+}
+
+// BenchmarkHTTPAgainstMinimal times acpscope's proxy with a real capture
+// against a minimal reverse proxy and a direct connection, turn by turn
+// in the same run: a GET stream of 500 SSE events of 200 B and of 16 KiB,
+// a POST answered with JSON, and a WebSocket round trip of 200 B.
+//
+//	go test -run '^$' -bench HTTPAgainstMinimal -count 5 ./proxy
+func BenchmarkHTTPAgainstMinimal(b *testing.B) {
+	c := &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 4}}
+	for _, size := range []int{200, 16 << 10} {
+		b.Run(fmt.Sprintf("sse=%dB", size), func(b *testing.B) {
+			up := netkit.StartServer(b, netkit.H1, sseBurst(500, size)).URL
+			timeTurns(b, up, minimalProxy(b, up), recordingProxy(b, up), func(base string) { getStream(b, c, base+"/acp") })
+		})
+	}
+	b.Run("post", func(b *testing.B) {
+		up := netkit.StartServer(b, netkit.H1, jsonReply()).URL
+		body := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"pad":"` + strings.Repeat("x", 120) + `"}}`)
+		timeTurns(b, up, minimalProxy(b, up), recordingProxy(b, up), func(base string) { post(b, c, base+"/acp", body) })
+	})
+	b.Run("ws", func(b *testing.B) {
+		up := netkit.StartServer(b, netkit.H1, wsEcho()).URL
+		conns := map[string]*websocket.Conn{}
+		msg := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"pad":"` + strings.Repeat("x", 200) + `"}}`)
+		bases := []string{up, minimalProxy(b, up), recordingProxy(b, up)}
+		for _, base := range bases {
+			conn, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+"/acp", nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer conn.Close()
+			conns[base] = conn
+		}
+		timeTurns(b, bases[0], bases[1], bases[2], func(base string) {
+			conn := conns[base]
+			if err := conn.WriteMessage(websocket.TextMessage, msg); err != nil {
+				b.Fatal(err)
+			}
+			if _, _, err := conn.ReadMessage(); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+}
+
+// jsonReply answers every POST with a JSON-RPC result.
+func jsonReply() http.Handler {
+	reply := []byte(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}`)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(reply)
+	})
+}
+
+func post(b *testing.B, c *http.Client, url string, body []byte) {
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := c.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		b.Fatalf("POST %s: %v, status %d", url, err, resp.StatusCode)
+	}
 }

@@ -25,8 +25,11 @@ type Config struct {
 	// Dir holds the forwarder build, logs and captures (default: a new
 	// temporary directory, removed at the end).
 	Dir string
-	// RTTCount request/response pairs of MsgSize bytes (default 20 000).
+	// RTTCount request/response pairs of MsgSize bytes per round-trip
+	// run (default 5 000), and RTTRuns such runs, each with fresh
+	// pipelines (default 10): the targets are judged run by run.
 	RTTCount int
+	RTTRuns  int
 	// MsgCount lines of MsgSize bytes, agent to client (default 1 000 000).
 	MsgCount int
 	MsgSize  int // default 200
@@ -36,12 +39,23 @@ type Config struct {
 	// RSSSize is the single line forwarded to measure peak RSS
 	// (default 100 MiB; 0 keeps the default, negative skips it).
 	RSSSize int
-	// PacedMsgRate (lines/s, default 500 000) and PacedMBRate (MB/s,
-	// default 250) are the rates at which setups (b) and (d) run once
+	// EchoSizes are single lines echoed through each setup, timed from
+	// the first byte written to the last byte of the echo read (default
+	// 20 MB and 100 MB; negative first entry skips).
+	EchoSizes []int
+	// PacedMsgRate (lines/s, default 1 000 000) and PacedMBRate (MB/s,
+	// default 0.8 × the capture directory's synced write rate, measured
+	// in the run) are the rates at which setups (b) and (d) run once
 	// more with the agent pacing itself, to check that capture loses
 	// nothing there and forwarding keeps the pace. Negative skips.
 	PacedMsgRate int
 	PacedMBRate  int
+	// SyncProbeBytes are written and fsynced to Dir to measure its
+	// synced write rate (default 256 MiB; negative skips).
+	SyncProbeBytes int
+	// Peers are other proxies to measure beside ours, each one shell
+	// command line to which the agent's command line is appended.
+	Peers []string
 	// PacedBigCount is how many BigSize lines the paced MB/s run sends
 	// (default 50): enough that the capture queue (64 MiB) cannot hide a
 	// writer slower than the pace, as the ten of the flat-out run can.
@@ -63,14 +77,18 @@ func (c Config) withDefaults() Config {
 			*v = d
 		}
 	}
-	def(&c.RTTCount, 20000)
+	def(&c.RTTCount, 5000)
+	def(&c.RTTRuns, 10)
+	def(&c.SyncProbeBytes, 256<<20)
+	if len(c.EchoSizes) == 0 {
+		c.EchoSizes = []int{20_000_000, 100_000_000}
+	}
 	def(&c.MsgCount, 1000000)
 	def(&c.MsgSize, 200)
 	def(&c.BigCount, 10)
 	def(&c.BigSize, 10_000_000)
 	def(&c.RSSSize, 100<<20)
-	def(&c.PacedMsgRate, 500_000)
-	def(&c.PacedMBRate, 250)
+	def(&c.PacedMsgRate, 1_000_000)
 	def(&c.PacedBigCount, 50)
 	def(&c.Reps, 3)
 	if c.Progress == nil {
@@ -82,9 +100,18 @@ func (c Config) withDefaults() Config {
 // Row is one setup's measurements. Zero values mean not measured.
 type Row struct {
 	Key, Name string
-	RTT       Percentiles
-	MsgsPerS  float64 // MsgCount lines of MsgSize bytes
-	MBPerS    float64 // BigCount lines of BigSize bytes (MB = 10^6 bytes)
+	RTT       Percentiles   // over all round-trip runs together
+	RTTRuns   []Percentiles // run by run
+	// CPUPerM is user+sys seconds of the whole setup (agent included)
+	// per million lines in the msgs run, median of the repetitions.
+	CPUPerM float64
+	// Echo is the median time per EchoSizes entry of one line echoed.
+	Echo []time.Duration
+	// CaptureMBPerS is what capture recorded in the flat-out big-line
+	// runs: bytes kept over the whole run, start-up to exit (median).
+	CaptureMBPerS float64
+	MsgsPerS      float64 // MsgCount lines of MsgSize bytes
+	MBPerS        float64 // BigCount lines of BigSize bytes (MB = 10^6 bytes)
 	// Loss counts lines missing on the wire (sent minus received) over
 	// the full-speed runs; it must be 0 everywhere.
 	Loss int64
@@ -107,6 +134,10 @@ type Report struct {
 	Config Config
 	Rows   []*Row
 	Tee    string // the exact tee pipeline used for (c)
+	// DiskMBPerS is the capture directory's synced write rate (MB/s)
+	// and DiskErr why it could not be measured.
+	DiskMBPerS float64
+	DiskErr    error
 }
 
 // ErrNoGo is returned when the minimal forwarder cannot be built.
@@ -139,11 +170,23 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	for _, s := range setups {
 		rep.Rows = append(rep.Rows, &Row{Key: s.key, Name: s.name, CaptureLoss: -1})
 	}
+	if cfg.SyncProbeBytes > 0 {
+		fmt.Fprintln(cfg.Progress, "acpscope bench: synced write rate of", cfg.Dir)
+		rep.DiskMBPerS, rep.DiskErr = medianSyncWriteRate(cfg.Dir, cfg.SyncProbeBytes)
+	}
+	if cfg.PacedMBRate == 0 {
+		cfg.PacedMBRate = int(0.8 * rep.DiskMBPerS)
+		if cfg.PacedMBRate <= 0 {
+			cfg.PacedMBRate = 250
+		}
+		rep.Config.PacedMBRate = cfg.PacedMBRate
+	}
 	runPhases(ctx, cfg, setups, rep.Rows)
 	return rep, nil
 }
 
 // Setups are the setup keys Run knows, in table order.
+// Other proxies (Config.Peers) are p1, p2, … in the order given.
 var Setups = []string{"a", "b", "c", "d", "e"}
 
 // CheckSetups reports, naming the valid keys, a key Run does not
@@ -175,16 +218,30 @@ func wanted(cfg Config, key string) bool {
 // during the run (two cores shared with other work) skews every setup
 // alike and the ratios stay meaningful.
 func runPhases(ctx context.Context, cfg Config, setups []*benchSetup, rows []*Row) {
-	fmt.Fprintln(cfg.Progress, "acpscope bench: round trips")
-	interleaveRTT(ctx, cfg, setups, rows)
+	all := make([][]time.Duration, len(rows))
+	for run := range cfg.RTTRuns {
+		fmt.Fprintf(cfg.Progress, "acpscope bench: round trips, run %d of %d\n", run+1, cfg.RTTRuns)
+		interleaveRTT(ctx, cfg, setups, rows, all)
+	}
+	for i, t := range all {
+		rows[i].RTT = percentiles(t)
+	}
 	fmt.Fprintf(cfg.Progress, "acpscope bench: %d B lines\n", cfg.MsgSize)
 	repeatBursts(ctx, cfg, setups, rows, "msgs", cfg.MsgCount, cfg.MsgSize, func(row *Row, r []burstResult) {
 		row.MsgsPerS = median(r, burstResult.linesPerS)
+		row.CPUPerM = median(r, burstResult.cpuPerM)
 	})
 	fmt.Fprintln(cfg.Progress, "acpscope bench: big lines")
 	repeatBursts(ctx, cfg, setups, rows, "big", cfg.BigCount, cfg.BigSize, func(row *Row, r []burstResult) {
 		row.MBPerS = median(r, burstResult.mbPerS)
+		if row.CaptureLoss >= 0 {
+			row.CaptureMBPerS = median(r, burstResult.keptMBPerS)
+		}
 	})
+	if len(cfg.EchoSizes) > 0 && cfg.EchoSizes[0] > 0 {
+		fmt.Fprintln(cfg.Progress, "acpscope bench: huge lines echoed")
+		echoPhase(ctx, cfg, setups, rows)
+	}
 	for i, s := range setups {
 		row := rows[i]
 		if row.Err != nil {
@@ -222,7 +279,8 @@ const (
 
 // interleaveRTT starts every setup's echo pipeline, then times round
 // trips in turns of rttBlock per setup.
-func interleaveRTT(ctx context.Context, cfg Config, setups []*benchSetup, rows []*Row) {
+// Each run's percentiles go to the row's RTTRuns and its times to all.
+func interleaveRTT(ctx context.Context, cfg Config, setups []*benchSetup, rows []*Row, all [][]time.Duration) {
 	type live struct {
 		m     *benchRun
 		rtt   *rttState
@@ -230,6 +288,9 @@ func interleaveRTT(ctx context.Context, cfg Config, setups []*benchSetup, rows [
 	}
 	runs := make([]*live, len(setups))
 	for i, s := range setups {
+		if rows[i].Err != nil {
+			continue
+		}
 		m, err := s.run(ctx, "rtt", "echo")
 		if err != nil {
 			rows[i].Err = fmt.Errorf("round trips: %w", err)
@@ -265,7 +326,8 @@ func interleaveRTT(ctx context.Context, cfg Config, setups []*benchSetup, rows [
 		if err := l.m.finish(nil); err != nil && rows[i].Err == nil {
 			rows[i].Err = fmt.Errorf("round trips: %w", err)
 		}
-		rows[i].RTT = percentiles(l.times)
+		all[i] = append(all[i], l.times...)
+		rows[i].RTTRuns = append(rows[i].RTTRuns, percentiles(l.times))
 		rows[i].note(l.m)
 	}
 }
@@ -315,7 +377,7 @@ func runPaced(ctx context.Context, cfg Config, s *benchSetup, row *Row) error {
 		if err != nil {
 			return err
 		}
-		row.Paced = append(row.Paced, r.paced(fmt.Sprintf("%dk msgs/s of %d B", cfg.PacedMsgRate/1000, cfg.MsgSize), r.linesPerS()/1e3, "k msgs/s", goalMsgRate/1e3))
+		row.Paced = append(row.Paced, r.paced(fmt.Sprintf("%dk msgs/s of %d B", cfg.PacedMsgRate/1000, cfg.MsgSize), r.linesPerS()/1e3, "k msgs/s", float64(cfg.PacedMsgRate)/1e3))
 	}
 	if cfg.PacedMBRate > 0 {
 		rate := max(1, cfg.PacedMBRate*1_000_000/cfg.BigSize)
@@ -323,16 +385,10 @@ func runPaced(ctx context.Context, cfg Config, s *benchSetup, row *Row) error {
 		if err != nil {
 			return err
 		}
-		row.Paced = append(row.Paced, r.paced(fmt.Sprintf("%d MB/s of %d × %d B lines", cfg.PacedMBRate, cfg.PacedBigCount, cfg.BigSize), r.mbPerS(), " MB/s", goalMBRate))
+		row.Paced = append(row.Paced, r.paced(fmt.Sprintf("%d MB/s of %d × %d B lines", cfg.PacedMBRate, cfg.PacedBigCount, cfg.BigSize), r.mbPerS(), " MB/s", float64(rate*cfg.BigSize)/1e6))
 	}
 	return nil
 }
-
-// The rates at which the targets ask for zero capture loss.
-const (
-	goalMsgRate = 500e3 // 200 B lines per second
-	goalMBRate  = 250   // MB/s of 10 MB lines
-)
 
 // PacedRun is one run at a set rate.
 type PacedRun struct {
@@ -343,6 +399,10 @@ type PacedRun struct {
 	Sent        int64   // bytes the agent sent
 	WireLoss    int64
 	CaptureLoss int64 // -1 when unknown
+	// CPUPerM is the setup's user+sys seconds per million lines sent,
+	// of Size bytes.
+	CPUPerM float64
+	Size    int
 }
 
 // burstResult is what arrived of one burst.
@@ -357,8 +417,19 @@ type burstResult struct {
 func (r burstResult) linesPerS() float64 { return float64(r.lines) / r.d.Seconds() }
 func (r burstResult) mbPerS() float64    { return float64(r.bytes) / 1e6 / r.d.Seconds() }
 
+// cpuPerM is the setup's user+sys seconds per million lines sent.
+func (r burstResult) cpuPerM() float64 {
+	return r.run.cpu.Seconds() / (float64(r.sent/int64(r.size)) / 1e6)
+}
+
+// keptMBPerS is what the capture recorded over the whole run, start-up
+// to exit (the writer's final commit included).
+func (r burstResult) keptMBPerS() float64 {
+	return float64(r.sent-r.run.lostBytes) / 1e6 / r.run.exited.Sub(r.run.started).Seconds()
+}
+
 func (r burstResult) paced(target string, achieved float64, unit string, goal float64) PacedRun {
-	return PacedRun{Target: target, Achieved: achieved, Unit: unit, Goal: goal, Sent: r.sent, WireLoss: r.lost, CaptureLoss: r.run.captureLoss}
+	return PacedRun{Target: target, Achieved: achieved, Unit: unit, Goal: goal, Sent: r.sent, WireLoss: r.lost, CaptureLoss: r.run.captureLoss, CPUPerM: r.cpuPerM(), Size: r.size}
 }
 
 // burst runs the agent in burst mode through the setup, at pace lines

@@ -48,9 +48,13 @@ func main() {
 // teeScript is setup (c), run as bash -c teeScript bash AGENT…: each
 // direction goes through tee into a logger that prefixes every message
 // with a microsecond timestamp, the way people log stdio agents with
-// tee and moreutils' ts (itself a perl script).
+// tee and moreutils' ts (itself a perl script). The loggers read named
+// pipes and bash waits for them, so their CPU time is in the setup's
+// rusage (a >(…) process substitution is never waited for).
 const teeScript = `stamp() { perl -MTime::HiRes=time -ne 'printf "%.6f %s", time, $_'; }; ` +
-	`tee >(stamp > "$ACPSCOPE_BENCH_LOG.in") | "$@" | tee >(stamp > "$ACPSCOPE_BENCH_LOG.out")`
+	`d=$(mktemp -d) && mkfifo "$d/in" "$d/out" || exit 1; ` +
+	`stamp < "$d/in" > "$ACPSCOPE_BENCH_LOG.in" & stamp < "$d/out" > "$ACPSCOPE_BENCH_LOG.out" & ` +
+	`tee "$d/in" | "$@" | tee "$d/out"; s=$?; wait; rm -r "$d"; exit $s`
 
 // benchSetup is one way of putting something between the driver and the
 // agent.
@@ -101,6 +105,12 @@ func benchSetups(ctx context.Context, cfg Config) ([]*benchSetup, error) {
 			return cfg.Proxy("", agent), ""
 		}})
 	}
+	for i, peer := range cfg.Peers {
+		key := fmt.Sprintf("p%d", i+1)
+		all = append(all, &benchSetup{key: key, name: fmt.Sprintf("(%s) %s", key, peer), middle: true, command: func(_ string, agent []string) (*exec.Cmd, string) {
+			return peerCommand(peer, agent), ""
+		}})
+	}
 	for _, s := range all {
 		agent := cfg.Agent
 		cmd := s.command
@@ -109,6 +119,13 @@ func benchSetups(ctx context.Context, cfg Config) ([]*benchSetup, error) {
 		}
 	}
 	return all, nil
+}
+
+// peerCommand runs another proxy, given as one shell command line to
+// which the agent's command line is appended as arguments, so any tool
+// can be put beside ours: sh -c 'exec CMD "$@"' sh AGENT….
+func peerCommand(cmdline string, agent []string) *exec.Cmd {
+	return exec.Command("sh", append([]string{"-c", "exec " + cmdline + ` "$@"`, "sh"}, agent...)...)
 }
 
 // buildForwarder writes forwarderSource into its own module and builds it.
@@ -152,6 +169,13 @@ type benchRun struct {
 	peakRSS     int64
 	captureLoss int64
 	captureNote string
+	// lostBytes is what the capture could not record, in bytes.
+	lostBytes int64
+	// cpu is the process tree's user+sys time (the setup's process and
+	// every child it waited for, the agent included), from its rusage.
+	cpu time.Duration
+	// started and exited bracket the whole run, start-up to exit.
+	started, exited time.Time
 }
 
 // run starts the setup with the agent in mode.
@@ -166,6 +190,7 @@ func (s *benchSetup) run(ctx context.Context, tag string, mode ...string) (*benc
 	if m.stdout, err = cmd.StdoutPipe(); err != nil {
 		return nil, err
 	}
+	m.started = time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -188,6 +213,10 @@ func (m *benchRun) finish(err error) error {
 	m.stdin.Close()
 	io.Copy(io.Discard, m.stdout)
 	werr := m.cmd.Wait()
+	m.exited = time.Now()
+	if ps := m.cmd.ProcessState; ps != nil {
+		m.cpu = ps.UserTime() + ps.SystemTime()
+	}
 	close(m.rssStop)
 	<-m.rssDone
 	m.peakRSS = m.rss.Load()
@@ -201,13 +230,14 @@ func (m *benchRun) finish(err error) error {
 		if err == nil && strings.Contains(m.stderr.String(), "NOT RECORDING") {
 			err = fmt.Errorf("the proxy did not record: %s", strings.TrimSpace(m.stderr.String()))
 		}
-		m.captureLoss, m.captureNote = readCaptureLoss(m.capture)
+		m.captureLoss, m.lostBytes, m.captureNote = readCaptureLoss(m.capture)
 	}
 	return err
 }
 
-// readCaptureLoss opens a finished capture and returns its loss count.
-func readCaptureLoss(path string) (loss int64, note string) {
+// readCaptureLoss opens a finished capture and returns its loss count
+// in messages and bytes.
+func readCaptureLoss(path string) (loss, lostBytes int64, note string) {
 	defer func() {
 		if p := recover(); p != nil { // the store may still be a stub
 			loss, note = -1, fmt.Sprint("capture unreadable: ", p)
@@ -215,14 +245,14 @@ func readCaptureLoss(path string) (loss int64, note string) {
 	}()
 	r, err := capture.Open(path)
 	if err != nil {
-		return -1, "capture unreadable: " + err.Error()
+		return -1, 0, "capture unreadable: " + err.Error()
 	}
 	defer r.Close()
 	l := r.Meta().Loss
 	if l.WriteErrors > 0 {
 		note = l.LastError
 	}
-	return l.Messages, note
+	return l.Messages, l.Bytes, note
 }
 
 // pollRSS samples the process's VmHWM (its peak resident set so far)

@@ -113,7 +113,7 @@ func reportRow(b *testing.B, row *Row) {
 // and logs the table with ratios against the minimal forwarder.
 func BenchmarkStdioTable(b *testing.B) {
 	cfg := benchConfig(b)
-	cfg.RTTCount, cfg.MsgCount, cfg.BigCount = 5000, 200000, 5
+	cfg.MsgCount, cfg.BigCount = 200000, 5
 	for range b.N {
 		rep, err := Run(b.Context(), cfg)
 		if err != nil {
@@ -132,18 +132,21 @@ func TestBenchSmoke(t *testing.T) {
 		t.Skip("runs five process pipelines")
 	}
 	cfg := benchConfig(t)
-	cfg.RTTCount, cfg.MsgCount, cfg.BigCount, cfg.BigSize, cfg.RSSSize = 50, 2000, 2, 1<<20, 4<<20
+	cfg.RTTCount, cfg.RTTRuns, cfg.MsgCount, cfg.BigCount, cfg.BigSize, cfg.RSSSize = 50, 2, 2000, 2, 1<<20, 4<<20
 	cfg.PacedMsgRate, cfg.PacedMBRate, cfg.PacedBigCount = 20000, 20, 4
+	cfg.EchoSizes, cfg.SyncProbeBytes = []int{3 << 20}, 4<<20
 	if raceEnabled { // the proxy process is this race-instrumented binary
-		cfg.BigSize, cfg.RSSSize = 64<<10, 256<<10
+		cfg.BigSize, cfg.RSSSize, cfg.EchoSizes = 64<<10, 256<<10, []int{512 << 10}
 	}
 	cfg.Setups = []string{"a", "b", "c", "d", "e"}
+	cfg.Peers = []string{"env ACPSCOPE_BENCH_PEER=1"} // "another proxy" that is no proxy at all
 	rep, err := Run(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, row := range rep.Rows {
-		if row.Err != nil || row.Loss != 0 || row.RTT.N != 50 || row.MsgsPerS <= 0 || row.MBPerS <= 0 {
+		if row.Err != nil || row.Loss != 0 || row.RTT.N != 100 || len(row.RTTRuns) != 2 || row.MsgsPerS <= 0 || row.MBPerS <= 0 ||
+			row.CPUPerM <= 0 || len(row.Echo) != 1 || row.Echo[0] <= 0 {
 			t.Errorf("%s: %+v", row.Name, row)
 		}
 		if row.Key == "d" && row.CaptureLoss != 0 && !strings.Contains(row.CaptureNote, "unimplemented") {
@@ -155,8 +158,15 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	var sb strings.Builder
 	rep.Print(&sb)
+	if len(rep.Rows) != 6 || rep.Rows[5].Name != "(p1) env ACPSCOPE_BENCH_PEER=1" {
+		t.Errorf("the peer setup is missing: %d rows", len(rep.Rows))
+	}
+	if rep.DiskMBPerS <= 0 || rep.DiskErr != nil {
+		t.Errorf("synced write rate %v, %v", rep.DiskMBPerS, rep.DiskErr)
+	}
 	for _, want := range []string{"(a) direct pipe", "(b) minimal forwarder", "(d) acpscope, capture on", "targets", "paced at 20k msgs/s",
-		"where capture keeps up: ", "at 20k msgs/s of", "at 20 MB/s of", "info flat out"} {
+		"where capture keeps up: ", "at 20k msgs/s of", "at 20 MB/s of", "flat out, 2000 × 200 B lines", "RTT p50 ≤ 1.1× in ", "of 2 runs",
+		"line echoed", "CPU s/M msgs", "synced write rate", "CPU ", "(p1) env ACPSCOPE_BENCH_PEER=1"} {
 		if !strings.Contains(sb.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, sb.String())
 		}
@@ -190,11 +200,11 @@ func TestBenchPacedTargets(t *testing.T) {
 		want, not []string
 	}{
 		{"more than the queue, nothing lost", big, 0,
-			[]string{"ok   zero loss at ≥ 500k msgs/s: paced at 500k msgs/s", "ok   forwarding ≥ 0.8×"}, []string{"not shown"}},
+			[]string{"ok   zero loss at 500k msgs/s: paced at 500k msgs/s", "ok   forwarding ≥ 0.8×"}, []string{"not shown"}},
 		{"more than the queue, lines lost", big, 7,
-			[]string{"MISS zero loss at ≥ 500k msgs/s: paced at 500k msgs/s", "capture loss 7", "but capture lost messages there"}, []string{"ok   zero loss"}},
+			[]string{"MISS zero loss at 500k msgs/s: paced at 500k msgs/s", "capture loss 7", "but capture lost messages there"}, []string{"ok   zero loss"}},
 		{"within the queue", 200 << 10, 0,
-			[]string{"n/a  zero loss at ≥ 500k msgs/s: not shown: the run paced at 500k msgs/s sent 0.2 MiB", "but the run fits in the capture queue"},
+			[]string{"n/a  zero loss at 500k msgs/s: not shown: the run paced at 500k msgs/s sent 0.2 MiB", "but the run fits in the capture queue"},
 			[]string{"ok   zero loss", "ok   forwarding", "MISS"}},
 	}
 	for _, tt := range tests {

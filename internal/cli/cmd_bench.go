@@ -20,7 +20,8 @@ func benchHelp() help {
 		usage: "[flags]",
 		example: `  acpscope bench
   acpscope bench --msgs 200000 --big-count 3 --setups b,d
-  acpscope bench --setups a,b,c,d,e     # e: the proxy with --no-capture, to see what capture costs`,
+  acpscope bench --setups a,b,c,d,e     # e: the proxy with --no-capture, to see what capture costs
+  acpscope bench --setups b,d --peer 'npx @example/acp-proxy --'   # another proxy beside ours`,
 		setup: benchFlags,
 	}
 }
@@ -40,15 +41,19 @@ func runBenchPeer(_ *flag.FlagSet, args []string) (int, error) {
 }
 
 func benchFlags(fs *flag.FlagSet) {
-	fs.Int("rtt", 20000, "request/response round trips to time")
+	fs.Int("rtt", 5000, "request/response round trips to time in each round-trip run")
+	fs.Int("rtt-runs", 10, "round-trip runs, each with fresh pipelines; the targets are judged run by run")
 	fs.Int("msgs", 1000000, "lines for the msgs/s run (agent to client)")
 	fs.Int("msg-size", 200, "bytes per line and per round-trip message, newline included")
 	fs.Int("big-count", 10, "lines for the MB/s run")
 	fs.Int("big-size", 10_000_000, "bytes per line in the MB/s run")
 	fs.Int("rss-size", 100<<20, "one line of this many bytes to measure peak RSS (0: skip)")
+	fs.IntSlice("echo", []int{20_000_000, 100_000_000}, "sizes in bytes of single lines echoed through each setup and timed (0: skip)")
+	fs.Int("sync-probe", 256<<20, "bytes written and fsynced to measure the capture directory's synced write rate (0: skip)")
+	fs.StringArray("peer", nil, "another proxy to measure beside ours: one shell command line to which the agent's command line is appended (repeatable)")
 	fs.Int("reps", 3, "repeat each throughput run this many times, setups alternating; the median counts")
-	fs.Int("paced-msgs", 500_000, "also run (b) and (d) with the agent paced to this many lines/s, to check capture loses nothing and forwarding keeps the pace (negative: skip)")
-	fs.Int("paced-mb", 250, "also run (b) and (d) with big lines paced to this many MB/s (negative: skip)")
+	fs.Int("paced-msgs", 1_000_000, "also run (b) and (d) with the agent paced to this many lines/s, to check capture loses nothing and forwarding keeps the pace (negative: skip)")
+	fs.Int("paced-mb", 0, "also run (b) and (d) with big lines paced to this many MB/s (0: 0.8 × the synced write rate measured; negative: skip)")
 	fs.Int("paced-big-count", 50, "lines for the paced MB/s run: more than the capture queue can hide")
 	fs.String("setups", "a,b,c,d", "setups to run: a direct, b minimal forwarder, c tee pipeline, d acpscope with capture, e acpscope --no-capture")
 	fs.String("keep", "", "keep the forwarder, logs and captures in this directory")
@@ -91,7 +96,7 @@ func benchConfig(fs *flag.FlagSet) (bench.Config, error) {
 		name string
 		dst  *int
 	}{
-		{"rtt", &cfg.RTTCount}, {"msgs", &cfg.MsgCount}, {"msg-size", &cfg.MsgSize},
+		{"rtt", &cfg.RTTCount}, {"rtt-runs", &cfg.RTTRuns}, {"msgs", &cfg.MsgCount}, {"msg-size", &cfg.MsgSize},
 		{"big-count", &cfg.BigCount}, {"big-size", &cfg.BigSize}, {"reps", &cfg.Reps}, {"paced-big-count", &cfg.PacedBigCount},
 	}
 	for _, p := range positive {
@@ -104,12 +109,28 @@ func benchConfig(fs *flag.FlagSet) (bench.Config, error) {
 	} else if cfg.RSSSize == 0 {
 		cfg.RSSSize = -1 // Run's "skip"
 	}
-	for _, p := range []struct {
-		name string
-		dst  *int
-	}{{"paced-msgs", &cfg.PacedMsgRate}, {"paced-mb", &cfg.PacedMBRate}} {
-		if *p.dst, _ = fs.GetInt(p.name); *p.dst == 0 {
-			return cfg, usageErrorf("--%s must be a rate above 0, or negative to skip, got 0", p.name)
+	if cfg.PacedMsgRate, _ = fs.GetInt("paced-msgs"); cfg.PacedMsgRate == 0 {
+		return cfg, usageErrorf("--paced-msgs must be a rate above 0, or negative to skip, got 0")
+	}
+	cfg.PacedMBRate, _ = fs.GetInt("paced-mb") // 0: from the synced write rate
+	if cfg.SyncProbeBytes, _ = fs.GetInt("sync-probe"); cfg.SyncProbeBytes < 0 {
+		return cfg, usageErrorf("--sync-probe must be a size in bytes, or 0 to skip, got %d", cfg.SyncProbeBytes)
+	} else if cfg.SyncProbeBytes == 0 {
+		cfg.SyncProbeBytes = -1 // Run's "skip"
+	}
+	cfg.EchoSizes, _ = fs.GetIntSlice("echo")
+	for _, n := range cfg.EchoSizes {
+		if n < 0 {
+			return cfg, usageErrorf("--echo takes sizes in bytes, or 0 to skip, got %d", n)
+		}
+	}
+	if len(cfg.EchoSizes) == 0 || cfg.EchoSizes[0] == 0 {
+		cfg.EchoSizes = []int{-1} // Run's "skip"
+	}
+	cfg.Peers, _ = fs.GetStringArray("peer")
+	for _, p := range cfg.Peers {
+		if strings.TrimSpace(p) == "" {
+			return cfg, usageErrorf("--peer needs a command line, such as --peer 'other-proxy --'")
 		}
 	}
 	setups, _ := fs.GetString("setups")

@@ -11,7 +11,7 @@ import (
 // and that every progress line says who is talking.
 func TestCmdBenchInput(t *testing.T) {
 	tiny := []string{"--rtt", "10", "--msgs", "50", "--big-count", "1", "--big-size", "1000", "--reps", "1",
-		"--rss-size", "0", "--paced-msgs", "-1", "--paced-mb", "-1"}
+		"--rss-size", "0", "--paced-msgs", "-1", "--paced-mb", "-1", "--rtt-runs", "1", "--echo", "0", "--sync-probe", "0"}
 	tests := []struct {
 		name string
 		args []string
@@ -26,7 +26,11 @@ func TestCmdBenchInput(t *testing.T) {
 		{"zero reps", []string{"--reps", "0"}, 2, "--reps must be a positive number"},
 		{"negative rss size", []string{"--rss-size", "-1"}, 2, "--rss-size must be a size in bytes, or 0 to skip"},
 		{"zero paced rate", []string{"--paced-msgs", "0"}, 2, "--paced-msgs must be a rate above 0, or negative to skip"},
-		{"sentinels accepted", append([]string{"--setups", "a,e"}, tiny...), 0, "acpscope bench: round trips\n"},
+		{"zero rtt runs", []string{"--rtt-runs", "0"}, 2, "--rtt-runs must be a positive number, got 0"},
+		{"negative echo size", []string{"--echo", "-5"}, 2, "--echo takes sizes in bytes, or 0 to skip, got -5"},
+		{"negative sync probe", []string{"--sync-probe", "-1"}, 2, "--sync-probe must be a size in bytes, or 0 to skip"},
+		{"empty peer", []string{"--peer", " "}, 2, "--peer needs a command line"},
+		{"sentinels accepted", append([]string{"--setups", "a,e"}, tiny...), 0, "acpscope bench: round trips, run 1 of 1\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
