@@ -44,6 +44,10 @@ type WriterOptions struct {
 	// commit: an import or export touches a little of the file with each
 	// and would otherwise end up holding much of it resident.
 	releaseMapped bool
+	// noWire marks a writer with no forwarding beside it (export,
+	// import): its builder and committer keep full priority, and the
+	// process its processors, since nothing waits on them but the copy.
+	noWire bool
 	// commitGate, when set, holds every commit until it can receive from
 	// it (tests of a stalled disk: close it to let the writer finish).
 	commitGate <-chan struct{}

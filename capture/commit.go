@@ -21,7 +21,7 @@ const (
 // and hands each to the committer when it reaches a bound (CommitEvery
 // after its first record, CommitRecords, CommitBytes). Close stops it.
 func (w *Writer) build() {
-	runInBackground()
+	w.yieldToWire()
 	defer close(w.commits)
 	b := newBuilder(w)
 	timer := time.NewTimer(time.Hour)
@@ -106,10 +106,18 @@ func (w *Writer) build() {
 	}
 }
 
+// yieldToWire lowers the calling goroutine's priority when forwarding
+// runs beside the writer (see runInBackground).
+func (w *Writer) yieldToWire() {
+	if !w.opts.noWire {
+		runInBackground()
+	}
+}
+
 // commitLoop is the committer goroutine: one transaction per group. It
 // ends when the builder closes the channel after the final group.
 func (w *Writer) commitLoop() {
-	runInBackground()
+	w.yieldToWire()
 	defer close(w.done)
 	for g := range w.commits {
 		if d := w.opts.CommitDelay; d > 0 {

@@ -20,7 +20,7 @@ var copyQueueChunks = 4096
 // fills through a copier: no live feed, a small queue, and groups
 // committed by size more than by time.
 func copyOptions(meta Meta) WriterOptions {
-	return WriterOptions{Meta: meta, NoFeed: true, QueueBytes: copyQueueBytes, QueueChunks: copyQueueChunks, CommitBytes: 2 << 20, CommitRecords: 10000, releaseMapped: true}
+	return WriterOptions{Meta: meta, NoFeed: true, QueueBytes: copyQueueBytes, QueueChunks: copyQueueChunks, CommitBytes: 2 << 20, CommitRecords: 10000, releaseMapped: true, noWire: true}
 }
 
 // copier writes records into a Writer the way they first arrived: stdio
