@@ -30,6 +30,7 @@ func importHelp() help {
 }
 
 func runImport(fs *flag.FlagSet, args []string) (int, error) {
+	copyingHeap()
 	if len(args) != 1 {
 		return 2, usageErrorf("expected one FILE, got %q", args)
 	}
