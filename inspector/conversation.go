@@ -45,7 +45,7 @@ func loadMsgs(j *job, src capture.Source, f *capture.Filter, progress func(done,
 			return true
 		}
 		seq := r.Seq
-		if !f.Match(r, func() []byte { b, _ := src.Body(seq); return b }) {
+		if !f.MatchIn(src, r, func() []byte { b, _ := src.Body(seq); return b }) {
 			return true
 		}
 		body, err := src.Body(r.Seq)

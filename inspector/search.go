@@ -70,7 +70,7 @@ func (cv *captureView) findNext(dir int) {
 				continue
 			}
 			seq := r.Seq
-			if f.Match(&r, func() []byte { b, _ := src.Body(seq); return b }) {
+			if f.MatchIn(src, &r, func() []byte { b, _ := src.Body(seq); return b }) {
 				found = i
 				break
 			}
