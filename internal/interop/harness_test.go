@@ -53,8 +53,8 @@ func (o *outcome) logs() string {
 
 // run lets client talk to agent through `acpscope --capture FILE -- AGENT`,
 // with the agent behind the recording relay and the client behind the
-// bridge (see roles_test.go).
-func run(t *testing.T, cl clientPeer, ag agentPeer) *outcome {
+// bridge (see roles_test.go). flags go to acpscope before "--".
+func run(t *testing.T, cl clientPeer, ag agentPeer, flags ...string) *outcome {
 	t.Helper()
 	goTools(t)
 	dir := t.TempDir()
@@ -85,7 +85,8 @@ func run(t *testing.T, cl clientPeer, ag agentPeer) *outcome {
 	}
 	go func() { <-ctx.Done(); _ = conn.Close() }() // unblocks the copiers on timeout
 
-	proxy := exec.CommandContext(ctx, tools.acpscope, append([]string{"--capture", o.capture, "--", os.Args[0]}, ag.argv(t)...)...)
+	argv := append(append([]string{"--capture", o.capture}, flags...), "--", os.Args[0])
+	proxy := exec.CommandContext(ctx, tools.acpscope, append(argv, ag.argv(t)...)...)
 	proxy.Env = append(os.Environ(), envRole+"=relay", envRelayDir+"="+dir)
 	proxy.Stderr = &proxyErr
 	proxyIn, _ := proxy.StdinPipe()
