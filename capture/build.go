@@ -126,7 +126,7 @@ func (b *builder) segmentBuffer() []byte {
 func (b *builder) handle(it *item) {
 	switch it.kind {
 	case itemFrame:
-		b.message(it.conn, it.dir, it.t, it.data, it.flags, it.env)
+		b.message(it.conn, it.dir, it.t, it.data, it.flags, it.env, it.fault)
 		b.g.frames++
 		b.g.wireBytes += int64(len(it.data))
 		return
@@ -201,30 +201,32 @@ func (b *builder) line(it *item, line []byte, flags wire.Flags) {
 		b.add(&r, line)
 		return
 	}
-	b.message(it.conn, it.dir, it.t, line, flags, nil)
+	b.message(it.conn, it.dir, it.t, line, flags, nil, nil)
 }
 
 // message classifies and records one frame, and a batch's members.
-func (b *builder) message(conn uint32, dir wire.Dir, t int64, body []byte, flags wire.Flags, env *wire.Envelope) {
+func (b *builder) message(conn uint32, dir wire.Dir, t int64, body []byte, flags wire.Flags, env *wire.Envelope, f *protocol.Fault) {
 	m := wire.Classify(body)
-	r := b.fromMessage(conn, dir, t, &m, body)
+	r := b.fromMessage(conn, dir, t, &m, body, f)
 	r.Flags |= flags
 	r.HTTP = env
 	batch := b.add(&r, body)
 	for i := range m.Members {
 		mem := &m.Members[i]
 		el := body[mem.Start:mem.End]
-		mr := b.fromMessage(conn, dir, t, &mem.Message, el)
+		mr := b.fromMessage(conn, dir, t, &mem.Message, el, f)
 		mr.Parent = batch
 		mr.HTTP = env
 		b.add(&mr, el)
 	}
 }
 
-// fromMessage builds a record for the next seq and pairs it.
-func (b *builder) fromMessage(conn uint32, dir wire.Dir, t int64, m *wire.Message, body []byte) Record {
+// fromMessage builds a record for the next seq and pairs it. A message
+// that was replaced by a changed copy is not paired: the copy is what the
+// other side answers.
+func (b *builder) fromMessage(conn uint32, dir wire.Dir, t int64, m *wire.Message, body []byte, f *protocol.Fault) Record {
 	r := Record{Msg: protocol.Msg{Seq: b.next, Time: t, Dir: dir, Kind: m.Kind, Flags: m.Flags, Conn: conn,
-		Method: m.Method, Session: m.SessionID}, ErrorCode: m.ErrorCode, Size: int64(len(body))}
+		Method: m.Method, Session: m.SessionID, Fault: f}, ErrorCode: m.ErrorCode, Size: int64(len(body))}
 	if m.ID != nil {
 		r.ID = append([]byte(nil), m.ID...)
 	}
@@ -235,7 +237,9 @@ func (b *builder) fromMessage(conn uint32, dir wire.Dir, t int64, m *wire.Messag
 		protocol.Resolve(&r.Msg)
 		r.Body = nil
 	}
-	b.pair(&r, m.Result)
+	if !f.Superseded() {
+		b.pair(&r, m.Result)
+	}
 	return r
 }
 

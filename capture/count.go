@@ -21,7 +21,7 @@ func (r *Reader) Count() (n uint64, err error) {
 			if len(k) != 8 {
 				continue
 			}
-			if len(v) < 2 || v[0] != segVersion {
+			if len(v) < 2 || !isSegVersion(v[0]) {
 				return fmt.Errorf("segment %d: %w", binary.BigEndian.Uint64(k), errSegment)
 			}
 			count, size := binary.Uvarint(v[1:])

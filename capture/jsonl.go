@@ -25,6 +25,7 @@ package capture
 //	  "peer":      9,                                  the paired request or response
 //	  "latencyMs": 12.5,                               on a response: time since its request
 //	  "http":      {"method":"POST","path":"/acp",…},  HTTP/WebSocket envelope
+//	  "fault":     {"id":1,"action":"drop",…},         what acpscope did to it (protocol.Fault)
 //	  "msg":       {…},                                the message, embedded verbatim, or
 //	  "text":      "…",                                the bytes as a string (UTF-8, not JSON), or
 //	  "base64":    "…"                                 the bytes in standard base64
@@ -97,6 +98,11 @@ func AppendJSONL(dst []byte, r *Record) []byte {
 		env, _ := json.Marshal(r.HTTP) // strings and a map of strings: cannot fail
 		dst = append(dst, `,"http":`...)
 		dst = append(dst, env...)
+	}
+	if r.Fault != nil {
+		f, _ := json.Marshal(r.Fault) // strings and numbers: cannot fail
+		dst = append(dst, `,"fault":`...)
+		dst = append(dst, f...)
 	}
 	if r.Body != nil {
 		dst = appendBody(dst, r.Body, r.validJSON)
@@ -201,6 +207,7 @@ type jsonlRecord struct {
 	Peer      uint64          `json:"peer"`
 	LatencyMs float64         `json:"latencyMs"`
 	HTTP      *wire.Envelope  `json:"http"`
+	Fault     *protocol.Fault `json:"fault"`
 	Msg       rawSpan         `json:"msg"`
 	Text      rawSpan         `json:"text"`
 	Base64    rawSpan         `json:"base64"`
@@ -232,7 +239,7 @@ func parseJSONL(line []byte, keep bool) (Record, error) {
 	if err := json.Unmarshal(line, &j); err != nil {
 		return Record{}, fmt.Errorf("%w: %v", errJSONL, err)
 	}
-	r := Record{Msg: protocol.Msg{Seq: j.Seq, Conn: j.Conn, Method: j.Method, Hop: j.Hop, Session: j.Session, Parent: j.Parent, HTTP: j.HTTP},
+	r := Record{Msg: protocol.Msg{Seq: j.Seq, Conn: j.Conn, Method: j.Method, Hop: j.Hop, Session: j.Session, Parent: j.Parent, HTTP: j.HTTP, Fault: j.Fault},
 		ErrorCode: j.ErrorCode, Size: j.Size, Peer: j.Peer}
 	switch j.Dir {
 	case "client":

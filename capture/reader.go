@@ -385,6 +385,10 @@ func (s *segment) record(seq uint64) Record {
 		env := *rec.HTTP
 		rec.HTTP = &env
 	}
+	if rec.Fault != nil {
+		f := *rec.Fault
+		rec.Fault = &f
+	}
 	return rec
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -33,7 +34,17 @@ import (
 //	  s   latency in ns
 //	  u   HTTP envelope JSON length (0: none), JSON bytes
 //	  u   body length (bodies follow each other in the bodies value)
-const segVersion = 1
+//
+// A segment holding a record that acpscope altered (protocol.Fault) is
+// version segVersionFaults and ends with a fault table:
+//
+//	u   entries, then per entry: u record index, u JSON length, JSON bytes
+//
+// so a capture made without faults is byte for byte what it always was.
+const (
+	segVersion       = 1
+	segVersionFaults = 2
+)
 
 var errSegment = errors.New("malformed segment")
 
@@ -47,12 +58,16 @@ type segEncoder struct {
 	count    int
 	prevTime int64
 	strs     map[string]uint64
+	faults   []byte // the fault table's entries
+	nfaults  int
 }
 
 func (e *segEncoder) reset() {
 	e.buf = e.buf[:0]
 	e.count = 0
 	e.prevTime = 0
+	e.faults = e.faults[:0]
+	e.nfaults = 0
 	clear(e.strs)
 }
 
@@ -93,6 +108,13 @@ func (e *segEncoder) add(r *Record) {
 	}
 	b = binary.AppendUvarint(b, uint64(len(r.Body)))
 	e.buf = b
+	if r.Fault != nil {
+		f, _ := json.Marshal(r.Fault) // strings and numbers cannot fail
+		e.faults = binary.AppendUvarint(e.faults, uint64(e.count))
+		e.faults = binary.AppendUvarint(e.faults, uint64(len(f)))
+		e.faults = append(e.faults, f...)
+		e.nfaults++
+	}
 	e.count++
 }
 
@@ -115,10 +137,17 @@ func (e *segEncoder) appendRef(b []byte, s string) []byte {
 
 // value returns the finished metadata value: version, count, records.
 func (e *segEncoder) value() []byte {
-	out := make([]byte, 0, len(e.buf)+binary.MaxVarintLen64)
-	out = append(out, segVersion)
+	out := make([]byte, 0, len(e.buf)+len(e.faults)+2*binary.MaxVarintLen64)
+	if e.nfaults == 0 {
+		out = append(out, segVersion)
+		out = binary.AppendUvarint(out, uint64(e.count))
+		return append(out, e.buf...)
+	}
+	out = append(out, segVersionFaults)
 	out = binary.AppendUvarint(out, uint64(e.count))
-	return append(out, e.buf...)
+	out = append(out, e.buf...)
+	out = binary.AppendUvarint(out, uint64(e.nfaults))
+	return append(out, e.faults...)
 }
 
 // segment is a decoded segment: records without bodies, and where each
@@ -148,7 +177,8 @@ type segDecoder struct {
 // record has seq first. Strings and ids are copied out of v.
 func decodeSegment(first uint64, v []byte) (*segment, error) {
 	d := segDecoder{b: v}
-	if d.byte() != segVersion {
+	version := d.byte()
+	if version != segVersion && version != segVersionFaults {
 		return nil, fmt.Errorf("segment %d: unknown version: %w", first, errSegment)
 	}
 	count := d.uvarint()
@@ -198,11 +228,42 @@ func decodeSegment(first uint64, v []byte) (*segment, error) {
 			return nil, fmt.Errorf("segment %d record %d: %w", first, i, d.err)
 		}
 	}
+	if version == segVersionFaults {
+		if err := d.faults(seg); err != nil {
+			return nil, fmt.Errorf("segment %d fault table: %w", first, err)
+		}
+	}
 	if len(d.b) != 0 {
 		return nil, fmt.Errorf("segment %d: trailing bytes: %w", first, errSegment)
 	}
 	return seg, nil
 }
+
+// faults reads the fault table onto the segment's records.
+func (d *segDecoder) faults(seg *segment) error {
+	n := d.uvarint()
+	if n > uint64(len(seg.recs)) {
+		d.fail()
+	}
+	for range n {
+		i := d.uvarint()
+		raw := d.bytes(d.uvarint())
+		if d.err != nil || i >= uint64(len(seg.recs)) {
+			d.fail()
+			return d.err
+		}
+		f := new(protocol.Fault)
+		if err := json.Unmarshal(raw, f); err != nil {
+			d.fail()
+			return d.err
+		}
+		seg.recs[i].Fault = f
+	}
+	return d.err
+}
+
+// isSegVersion reports a segment metadata version this package reads.
+func isSegVersion(v byte) bool { return v == segVersion || v == segVersionFaults }
 
 func (d *segDecoder) fail() {
 	if d.err == nil {

@@ -19,7 +19,9 @@ func segmentSeeds() [][]byte {
 	for i := range recs {
 		e.add(&recs[i])
 	}
-	return [][]byte{e.value(), {segVersion, 0}, {segVersion, 1, 0}}
+	plain := e.value()
+	e.add(&Record{Msg: protocol.Msg{Seq: 13, Body: []byte("f"), Fault: &protocol.Fault{ID: 1, Action: "drop", Stage: "dropped"}}})
+	return [][]byte{plain, e.value(), {segVersion, 0}, {segVersion, 1, 0}, {segVersionFaults, 1, 0, 0}}
 }
 
 func TestSegmentRoundTrip(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -42,7 +43,8 @@ type item struct {
 	t           int64
 	data        []byte
 	env         *wire.Envelope
-	synced      chan struct{} // itemSync: closed once committed
+	fault       *protocol.Fault // itemFrame: what acpscope did to it
+	synced      chan struct{}   // itemSync: closed once committed
 }
 
 type streamKey struct {
@@ -190,6 +192,13 @@ func (w *Writer) TakeFrame(conn uint32, dir wire.Dir, t int64, b []byte, flags w
 		b = []byte{} // an empty Frame is a message
 	}
 	w.frame(item{kind: itemFrame, dir: dir, conn: conn, t: t, flags: flags, env: env, data: b}, b)
+}
+
+// Altered hands over one whole message that acpscope dropped, changed,
+// delayed, held or made up, with what it did (f, kept as is). It copies b
+// and never blocks, like Frame; env is nil on stdio.
+func (w *Writer) Altered(conn uint32, dir wire.Dir, t int64, b []byte, env *wire.Envelope, f *protocol.Fault) {
+	w.frame(item{kind: itemFrame, dir: dir, conn: conn, t: t, flags: crlfFlag(b), env: env, fault: f}, b)
 }
 
 func (w *Writer) frame(it item, b []byte) {

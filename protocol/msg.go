@@ -37,6 +37,9 @@ type Msg struct {
 	Body []byte
 	// HTTP is the envelope of frames that travelled over HTTP/WebSocket.
 	HTTP *wire.Envelope
+	// Fault is set when acpscope dropped, changed, delayed, held or made
+	// up the message rather than forward it as it arrived.
+	Fault *Fault
 }
 
 // FromLine builds a Msg from one wire line, classifying it. It is the

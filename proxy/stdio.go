@@ -47,6 +47,11 @@ type StdioConfig struct {
 	Signals <-chan os.Signal
 	// BufferSize is each pump's read buffer (default DefaultBufferSize).
 	BufferSize int
+	// Intercept, when set, sees every whole message and decides what is
+	// delivered (a fault plan, messages held or sent by hand); the
+	// stdin and stdout streams are then framed into lines. Nil, the
+	// default, forwards bytes exactly as they come.
+	Intercept tap.Interceptor
 }
 
 // End names the side that ended a proxy run first.

@@ -27,6 +27,10 @@ type session struct {
 	out   *pump // agent stdout → our stdout
 	errp  *pump // agent stderr → our stderr
 
+	// afterIn and afterOut run when the stdin and stdout pumps' sources
+	// end; interception (stdio_intercept.go) adds its own steps.
+	afterIn, afterOut func()
+
 	res    Result
 	ladder chan struct{} // closed when the shutdown ladder returns; nil until started
 	urgent chan struct{} // closed by hurry: a quiet ladder stops waiting for silence
@@ -39,15 +43,20 @@ func newSession(cfg StdioConfig, a *agent.Process) *session {
 	s.in = newPump(cfg.Stdin, a.Stdin, cfg.Recorder, cfg.Conn, capture.StreamClient, cfg.BufferSize)
 	s.out = newPump(a.Stdout, cfg.Stdout, cfg.Recorder, cfg.Conn, capture.StreamAgent, cfg.BufferSize)
 	s.errp = newPump(a.Stderr, cfg.Stderr, cfg.Recorder, cfg.Conn, capture.StreamStderr, 64<<10)
+	s.afterIn = func() { s.agent.CloseStdin() }
+	s.afterOut = func() { closeIfCloser(cfg.Stdout) }
+	if cfg.Intercept != nil {
+		s.intercept()
+	}
 	return s
 }
 
 // run starts the pumps, waits for the agent to exit while reacting to the
 // editor, signals and ctx, then drains and cleans up.
 func (s *session) run(ctx context.Context, sigs <-chan os.Signal) Result {
-	go s.in.run(func() { s.agent.CloseStdin() })         // stdin pump: ends at editor EOF or stop
-	go s.out.run(func() { closeIfCloser(s.cfg.Stdout) }) // stdout pump: ends at agent stdout EOF
-	go s.errp.run(nil)                                   // stderr pump: ends at agent stderr EOF
+	go s.in.run(s.afterIn)   // stdin pump: ends at editor EOF or stop
+	go s.out.run(s.afterOut) // stdout pump: ends at agent stdout EOF
+	go s.errp.run(nil)       // stderr pump: ends at agent stderr EOF
 	s.watch(ctx, sigs)
 	s.res.Exit = s.agent.Wait()
 	s.drainOutputs()

@@ -135,6 +135,7 @@ func writeRow(w io.Writer, r *capture.Record) {
 	if hop := protocol.HopLabel(r.Hop); hop != "" {
 		method += " " + hop
 	}
+	method += faultTag(r.Fault)
 	latency := ""
 	if r.Latency > 0 {
 		latency = human.Duration(r.Latency)
@@ -157,6 +158,20 @@ func writeExchangeRow(w io.Writer, r *capture.Record, exchange string) {
 	}
 	fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 		r.Seq, r.When().Local().Format("15:04:05.000"), arrow(r), "http", "", exchange, human.ShortID(r.Session), human.Size(r.Size), "")
+}
+
+// faultTag marks in a row what acpscope did to the message: "⚑ dropped
+// by drop-cancel", "⚑ forwarded by intercept". Nothing acpscope changed is
+// shown as if it had crossed unchanged.
+func faultTag(f *protocol.Fault) string {
+	if f == nil {
+		return ""
+	}
+	by := f.Rule
+	if by == "" {
+		by = f.By
+	}
+	return fmt.Sprintf("  ⚑ %s %s by %s", f.Stage, f.Action, by)
 }
 
 func arrow(r *capture.Record) string {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/internal/human"
@@ -80,6 +81,7 @@ func showRecord(src capture.Source, seq uint64, prefix string) error {
 		env, _ := json.Marshal(rec.HTTP)
 		printField("http", string(env))
 	}
+	printFault(&rec)
 	var pretty bytes.Buffer
 	if json.Indent(&pretty, body, "", "  ") == nil {
 		pretty.WriteByte('\n')
@@ -88,6 +90,27 @@ func showRecord(src capture.Source, seq uint64, prefix string) error {
 	}
 	fmt.Printf("%s\n", strconv.Quote(string(body)))
 	return nil
+}
+
+// printFault says what acpscope did to the message, when it did something:
+// which rule or who, what arrived and what went, when.
+func printFault(rec *capture.Record) {
+	f := rec.Fault
+	if f == nil {
+		return
+	}
+	printField("fault", f.String())
+	switch f.Stage {
+	case protocol.StageReplaced:
+		printField("note", "this is what arrived; what went instead is the forwarded record of the same fault #"+strconv.FormatUint(f.ID, 10))
+	case protocol.StageDropped:
+		printField("note", "this arrived and was never delivered")
+	case protocol.StageInjected:
+		printField("note", "acpscope sent this; the other side never did")
+	}
+	if f.Arrived != 0 && f.Arrived != rec.Time {
+		printField("arrived", time.Unix(0, f.Arrived).Local().Format("2006-01-02 15:04:05.000000")+", "+human.Duration(f.Held(rec.Time))+" before")
+	}
 }
 
 func printField(name, value string) {

@@ -26,7 +26,9 @@ func stdioHelp() help {
 		example: `  acpscope -- npx @zed-industries/claude-code-acp
   acpscope --capture bug.acpscope -- ./my-agent --acp
   acpscope --grace 2s --name gemini -- gemini --experimental-acp
-  acpscope --otlp http://localhost:4318 -- ./my-agent --acp      # and spans to a collector`,
+  acpscope --otlp http://localhost:4318 -- ./my-agent --acp      # and spans to a collector
+  acpscope --faults slow-agent -- ./my-agent --acp               # a ready-made fault plan
+  acpscope --faults plan.yaml --allow-intercept -- ./my-agent    # a plan; hold and send by hand`,
 		setup: stdioFlags,
 	}
 }
@@ -39,6 +41,7 @@ func stdioFlags(fs *flag.FlagSet) {
 	fs.String("name", "", "agent name for listings (default: from the command)")
 	durationFlag(fs, "grace", agent.DefaultGrace, "after stdin closes, how long the agent may stay silent before SIGTERM, then SIGKILL")
 	fs.Bool("quiet", false, "do not print where the capture goes (loss warnings still print)")
+	faultFlags(fs)
 	otlpFlags(fs)
 }
 
@@ -63,8 +66,17 @@ func runStdio(fs *flag.FlagSet, args []string) (int, error) {
 	if w != nil {
 		cfg.Recorder = w
 	}
+	faults, err := startFaults(fs, w)
+	if err != nil {
+		if w != nil {
+			closeCapture(w)
+		}
+		return 2, err
+	}
+	cfg.Intercept = faults.interceptor()
 	start := time.Now()
 	res, err := proxy.Stdio(context.Background(), cfg)
+	faults.stop()
 	if w != nil {
 		finishStdioCapture(w, res, err)
 	}

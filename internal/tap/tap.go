@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -53,6 +54,11 @@ type Recorder interface {
 	// the recorder may keep b rather than copy it, which spares a second
 	// copy of a message of hundreds of megabytes.
 	TakeFrame(conn uint32, dir wire.Dir, t int64, b []byte, flags wire.Flags, env *wire.Envelope)
+	// Altered hands over one whole message that acpscope dropped,
+	// changed, delayed, held or made up rather than forward it as it
+	// arrived, with what it did (f, kept as is; see protocol.Fault). t is
+	// when it was delivered, or given up. env is nil on stdio.
+	Altered(conn uint32, dir wire.Dir, t int64, b []byte, env *wire.Envelope, f *protocol.Fault)
 }
 
 // Now is the receive time stamp a transport gives what it records: wall
@@ -74,6 +80,9 @@ func (Discard) Frame(uint32, wire.Dir, int64, []byte, wire.Flags, *wire.Envelope
 
 // TakeFrame does nothing.
 func (Discard) TakeFrame(uint32, wire.Dir, int64, []byte, wire.Flags, *wire.Envelope) {}
+
+// Altered does nothing.
+func (Discard) Altered(uint32, wire.Dir, int64, []byte, *wire.Envelope, *protocol.Fault) {}
 
 // Or returns r, or Discard when r is nil, so a transport can call its
 // recorder without checking.

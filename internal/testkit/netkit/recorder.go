@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -28,6 +29,7 @@ type Frame struct {
 	Body  string
 	Flags wire.Flags
 	Env   wire.Envelope
+	Fault *protocol.Fault // set by Altered
 }
 
 type streamKey struct {
@@ -49,6 +51,17 @@ func (m *Recorder) Frame(conn uint32, dir wire.Dir, t int64, b []byte, flags wir
 // TakeFrame keeps the message as Frame does.
 func (m *Recorder) TakeFrame(conn uint32, dir wire.Dir, t int64, b []byte, flags wire.Flags, env *wire.Envelope) {
 	m.Frame(conn, dir, t, b, flags, env)
+}
+
+// Altered keeps the message as Frame does, with its fault.
+func (m *Recorder) Altered(conn uint32, dir wire.Dir, t int64, b []byte, env *wire.Envelope, f *protocol.Fault) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	fr := Frame{Conn: conn, Dir: dir, Body: string(b), Fault: f}
+	if env != nil {
+		fr.Env = *env
+	}
+	m.frames = append(m.frames, fr)
 }
 
 // Chunk adds b to what stream s of conn recorded.
