@@ -75,7 +75,7 @@ func TestRealCapture(t *testing.T) {
 	h.waitFor("#11 pretty", "#5 → response #11")
 	h.typeKeys("c")
 	h.waitFor("session sess_42 — Bug hunt", "user: Fix the bug", "Edit main.go (edit) [pending→completed]",
-		"diff main.go", "- x := 1", "+ x := 2", "agent: Fixed it.", "stop: end_turn")
+		"diff main.go", "@@ -1 +1 @@", "-x := 1", "+x := 2", "agent: Fixed it.", "stop: end_turn")
 	h.key(tcell.KeyEscape)
 	h.typeKeys("f")
 	h.typeKeys("update:tool_call*")

@@ -200,25 +200,50 @@ func writeTool(w *lineWriter, seq uint64, tc *protocol.ToolCall) {
 	}
 }
 
-// writeDiff shows removed then added lines, a few of each.
+// diffMostLines bounds the lines one edit's diff takes in the transcript;
+// Enter on it shows the whole message.
+const diffMostLines = 40
+
+// writeDiff shows an edit as a unified diff with 3 lines of context.
 func writeDiff(w *lineWriter, seq uint64, oldText, newText string) {
-	const most = 12
-	show := func(text, sign, color string) {
-		if text == "" {
-			return
+	hunks := unifiedHunks(diffLines(splitLines(oldText), splitLines(newText)), 3)
+	if len(hunks) == 0 {
+		w.add(seq, "    [gray](no change)[-]")
+		return
+	}
+	// A missing final newline is worth a line only when the sides differ.
+	eolDiffers := strings.HasSuffix(oldText, "\n") != strings.HasSuffix(newText, "\n")
+	shown, total := 0, 0
+	for _, h := range hunks {
+		total += 1 + len(h.ops)
+	}
+	for _, h := range hunks {
+		if shown >= diffMostLines {
+			break
 		}
-		lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
-		for i, l := range lines {
-			if i == most {
-				w.add(seq, "    [gray]… %d more lines[-]", len(lines)-most)
+		w.add(seq, "    [aqua]%s[-]", h.header())
+		shown++
+		for _, op := range h.ops {
+			if shown >= diffMostLines {
 				break
 			}
-			l = strings.ReplaceAll(l, "\t", "    ")
-			w.add(seq, "    [%s]%s %s[-]", color, sign, esc(clip(l, w.width-8)))
+			writeDiffLine(w, seq, op, eolDiffers)
+			shown++
 		}
 	}
-	show(oldText, "-", "red")
-	show(newText, "+", "green")
+	if total > shown {
+		w.add(seq, "    [gray]… %d more diff lines; Enter shows the message[-]", total-shown)
+	}
+}
+
+func writeDiffLine(w *lineWriter, seq uint64, op lineOp, eolDiffers bool) {
+	color := map[opKind]string{opEqual: "-", opDelete: "red", opInsert: "green"}[op.kind]
+	text := strings.TrimSuffix(op.text, "\n")
+	text = strings.ReplaceAll(text, "\t", "    ")
+	w.add(seq, "    [%s]%c%s[-]", color, op.kind, esc(clip(printable([]byte(text)), w.width-5)))
+	if eolDiffers && !strings.HasSuffix(op.text, "\n") {
+		w.add(seq, "    [gray]\\ no newline at end of file[-]")
+	}
 }
 
 func writePermission(w *lineWriter, seq uint64, p *protocol.Permission) {

@@ -1,6 +1,7 @@
 package inspector
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -112,5 +113,38 @@ func TestConversationFollowsFilter(t *testing.T) {
 	h.waitFor("conversation of session:sess_", "user: Read the README")
 	if strings.Contains(h.text(), "other_session") {
 		t.Fatalf("the filtered conversation shows another session:\n%s", h.text())
+	}
+}
+
+// TestConversationDiffIsUnified: an edit shows the lines it changed with
+// three lines of context under an @@ header, not the whole old file with
+// - and the whole new file with +.
+func TestConversationDiffIsUnified(t *testing.T) {
+	var oldText, newText strings.Builder
+	for i := 1; i <= 30; i++ {
+		fmt.Fprintf(&oldText, "line %d\n", i)
+		if i == 15 {
+			newText.WriteString("line fifteen\n")
+			continue
+		}
+		fmt.Fprintf(&newText, "line %d\n", i)
+	}
+	content, _ := json.Marshal([]map[string]string{{"type": "diff", "path": "notes.txt", "oldText": oldText.String(), "newText": newText.String()}})
+	src := newMemSource("edit-agent")
+	at := src.meta.Start
+	src.add(wire.DirClient, at, `{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"edit it"}]}}`, false)
+	src.add(wire.DirAgent, at.Add(time.Millisecond), `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"t1","title":"Edit notes","kind":"edit","status":"completed","content":`+string(content)+`}}}`, false)
+	src.add(wire.DirAgent, at.Add(2*time.Millisecond), `{"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}`, false)
+	h := startUI(t, Options{source: src})
+	h.waitFor("#1 pretty")
+	h.typeKeys("c")
+	h.waitFor("diff notes.txt", "@@ -12,7 +12,7 @@", " line 12", "-line 15", "+line fifteen", " line 18")
+	for _, l := range h.lines() {
+		l = strings.Trim(l, " ║")
+		for _, unchanged := range []string{"-line 1", "+line 1", "line 11", "line 19", "-line 30", "+line 30"} {
+			if l == unchanged {
+				t.Errorf("the diff shows %q, outside the change and its context:\n%s", l, h.text())
+			}
+		}
 	}
 }
