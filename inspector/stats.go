@@ -3,12 +3,12 @@ package inspector
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/internal/human"
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
@@ -26,24 +26,12 @@ type statsView struct {
 	job  *job
 }
 
-// methodStats accumulates one method's numbers.
-type methodStats struct {
-	method    string
-	count     int // messages: requests, their responses, notifications
-	calls     int // requests alone
-	errors    int
-	bytes     int64
-	latencies []time.Duration
-}
-
-// stats is what a scan of the records found.
+// stats is what a scan of the records found: the per-method tally that
+// `acpscope stats` prints too, and what only the view draws.
 type stats struct {
-	methods    map[string]*methodStats
-	total      int
-	bytes      int64
+	tally      *capture.Tally
+	mcp        protocol.MCPTally
 	kinds      map[wire.Kind]int
-	first      int64
-	last       int64
 	times      []int64 // receive times, for the rate; sampled when huge
 	sampleStep int
 	latencies  []time.Duration
@@ -51,82 +39,54 @@ type stats struct {
 
 // collectStats scans the records the filter lets through.
 func collectStats(j *job, src capture.Source, f *capture.Filter, progress func(done, total uint64)) (*stats, error) {
-	s := &stats{methods: map[string]*methodStats{}, kinds: map[wire.Kind]int{}, sampleStep: 1}
+	s := &stats{tally: capture.NewTally(), kinds: map[wire.Kind]int{}, sampleStep: 1}
 	last := src.Last()
 	if last > 200000 {
 		s.sampleStep = int(last / 200000)
 	}
 	pace := j.pacer(progress)
+	var berr error
 	err := capture.ScanMatches(src, f, 1, last, func(r *capture.Record, matched bool) bool {
 		if !pace.tick(r.Seq, last) {
 			return false
 		}
-		if matched {
-			s.add(r)
+		if !matched {
+			return true
 		}
-		return true
+		s.add(r)
+		if protocol.MCPMethod(r.Method) != "" {
+			// Only MCP-over-ACP records are read whole.
+			m := r.Msg
+			m.Body, berr = src.Body(r.Seq)
+			s.mcp.Add(&m)
+		}
+		return berr == nil
 	})
+	if err == nil {
+		err = berr
+	}
 	return s, err
 }
 
 func (s *stats) add(r *capture.Record) {
-	s.total++
-	s.bytes += r.Size
+	s.tally.Add(r)
 	s.kinds[r.Kind]++
-	if s.first == 0 || r.Time < s.first {
-		s.first = r.Time
-	}
-	if r.Time > s.last {
-		s.last = r.Time
-	}
-	if s.total%s.sampleStep == 0 {
+	if s.tally.Records%s.sampleStep == 0 {
 		s.times = append(s.times, r.Time)
 	}
-	name := r.Method
-	switch {
-	case r.Kind == wire.KindStderr:
-		name = "(stderr)"
-	case !r.Kind.IsProtocol():
-		name = "(" + r.Kind.String() + ")"
-	case name == "" && r.Kind == wire.KindBatch:
-		name = "(batch)"
-	case name == "":
-		name = "(unpaired)"
-	}
-	m := s.methods[name]
-	if m == nil {
-		m = &methodStats{method: name}
-		s.methods[name] = m
-	}
-	m.count++
-	m.bytes += r.Size
-	if r.Kind == wire.KindRequest {
-		m.calls++
-	}
-	if r.Kind == wire.KindError {
-		m.errors++
-	}
 	if (r.Kind == wire.KindResponse || r.Kind == wire.KindError) && r.Peer != 0 && r.Latency > 0 {
-		m.latencies = append(m.latencies, r.Latency)
 		s.latencies = append(s.latencies, r.Latency)
 	}
 }
 
-func percentile(sorted []time.Duration, p float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(float64(len(sorted)-1) * p)
-	return sorted[i]
-}
-
-// render lays the statistics out for a TextView.
+// render lays the statistics out for a TextView width cells wide.
 func (s *stats) render(width int) string {
 	var b strings.Builder
-	span := time.Duration(s.last - s.first)
-	fmt.Fprintf(&b, "[::b]%d messages[::-], %s, over %s", s.total, human.Size(s.bytes), human.Duration(span))
+	t := s.tally
+	span := time.Duration(t.Last - t.First)
+	fmt.Fprintf(&b, "[::b]%d messages[::-], %s, over %s", t.Records, human.Size(t.Bytes), human.Duration(span))
 	if span > 0 {
-		fmt.Fprintf(&b, " (%.1f msg/s)", float64(s.total)/span.Seconds())
+		fmt.Fprintf(&b, " (%.1f msg/s)", float64(t.Records)/span.Seconds())
 	}
 	b.WriteString("\n")
 	var kinds []string
@@ -136,44 +96,12 @@ func (s *stats) render(width int) string {
 	sort.Strings(kinds)
 	b.WriteString("[gray]" + strings.Join(kinds, ", ") + "[-]\n\n")
 
-	ms := make([]*methodStats, 0, len(s.methods))
-	for _, m := range s.methods {
-		sort.Slice(m.latencies, func(i, j int) bool { return m.latencies[i] < m.latencies[j] })
-		ms = append(ms, m)
-	}
-	sort.Slice(ms, func(i, j int) bool {
-		if ms[i].count != ms[j].count {
-			return ms[i].count > ms[j].count
-		}
-		return ms[i].method < ms[j].method
-	})
-	fmt.Fprintf(&b, "[yellow]%-24s %6s %6s %6s %7s %7s %7s %7s %10s[-]\n", "method", "calls", "msgs", "errors", "p50", "p95", "p99", "max", "bytes")
-	for _, m := range ms {
-		name := m.method
-		if len(name) > 24 {
-			name = name[:23] + "…"
-		}
-		errs := fmt.Sprintf("%6d", m.errors)
-		if m.errors > 0 {
-			errs = "[red]" + errs + "[-]"
-		}
-		lat := func(p float64) string {
-			if len(m.latencies) == 0 {
-				return "-"
-			}
-			return human.Duration(percentile(m.latencies, p))
-		}
-		calls := "-"
-		if m.calls > 0 {
-			calls = strconv.Itoa(m.calls)
-		}
-		fmt.Fprintf(&b, "%-24s %6s %6d %s %7s %7s %7s %7s %10s\n", tview.Escape(name), calls, m.count, errs,
-			lat(0.50), lat(0.95), lat(0.99), lat(1), human.Size(m.bytes))
-	}
-	b.WriteString("\n[yellow]latency histogram[-] (responses)\n")
+	writeMethodTables(&b, t.Sorted(), width)
+	writeMCPTable(&b, s.mcp.Counts(), width)
+	fmt.Fprintf(&b, "\n[yellow]latency histogram[-] (%d timed responses)\n", len(s.latencies))
 	b.WriteString(latencyHistogram(s.latencies, width))
 	b.WriteString("\n[yellow]message rate[-] over the capture\n")
-	b.WriteString(rateSparkline(s.times, s.first, s.last, s.sampleStep, min(rateBins, max(width-12, 10))))
+	b.WriteString(rateSparkline(s.times, t.First, t.Last, s.sampleStep, min(rateBins, max(width-12, 10))))
 	return b.String()
 }
 
@@ -268,7 +196,7 @@ func (cv *captureView) showStats() {
 		if j.stopped() {
 			return
 		}
-		text := s.render(width)
+		text := s.render(width - 2) // inside the border
 		if err != nil {
 			text = "[red]" + tview.Escape(err.Error()) + "[-]\n\n" + text
 		}
