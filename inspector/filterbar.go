@@ -13,6 +13,7 @@ import (
 const (
 	filterLabel   = "filter: "
 	searchLabel   = "/"
+	gotoLabel     = "go to #"
 	progressEvery = 100 * time.Millisecond
 	// pollLive is how often a filter over a live capture looks for new
 	// records once it has caught up.
@@ -24,22 +25,36 @@ var (
 	barBad = tcell.ColorMaroon
 )
 
-// openBar focuses the bar to edit the filter or type a search.
+// openBar shows the bar in the status bar's place, to edit the filter,
+// type a search or a message number.
 func (cv *captureView) openBar(mode string) {
 	cv.barMode = mode
-	if mode == "filter" {
+	switch mode {
+	case "filter":
 		cv.bar.SetLabel(filterLabel)
 		cv.bar.SetText(cv.filter.Source())
-	} else {
+	case "search":
 		cv.bar.SetLabel(searchLabel)
 		cv.bar.SetText(cv.search.Source())
+	case "goto":
+		cv.bar.SetLabel(gotoLabel)
+		cv.bar.SetText("")
 	}
+	cv.root.ResizeItem(cv.bar, 1, 0)
+	cv.root.ResizeItem(cv.state, 0, 0)
 	cv.a.tv.SetFocus(cv.bar)
 }
 
 // barChanged checks the expression as it is typed.
 func (cv *captureView) barChanged(text string) {
-	if cv.barMode == "" {
+	switch cv.barMode {
+	case "":
+		return
+	case "goto":
+		cv.message = ""
+		if _, err := parseSeq(text); err != nil && text != "" {
+			cv.message = err.Error()
+		}
 		return
 	}
 	_, err := capture.ParseFilter(text)
@@ -59,7 +74,7 @@ func (cv *captureView) barChanged(text string) {
 
 // barKeys: ? shows the grammar instead of typing a question mark.
 func (cv *captureView) barKeys(ev *tcell.EventKey) *tcell.EventKey {
-	if ev.Key() == tcell.KeyRune && ev.Rune() == '?' {
+	if ev.Key() == tcell.KeyRune && ev.Rune() == '?' && cv.barMode != "goto" {
 		cv.a.showGrammar()
 		return nil
 	}
@@ -71,6 +86,11 @@ func (cv *captureView) barDone(key tcell.Key) {
 	text := cv.bar.GetText()
 	switch key {
 	case tcell.KeyEnter:
+		if mode == "goto" {
+			cv.closeBar()
+			cv.gotoSeq(text)
+			return
+		}
 		if _, err := capture.ParseFilter(text); err != nil {
 			return // stay in the bar; the error is shown
 		}
@@ -91,6 +111,8 @@ func (cv *captureView) closeBar() {
 	cv.bar.SetFieldBackgroundColor(barOK)
 	cv.bar.SetLabel(filterLabel)
 	cv.bar.SetText(cv.filter.Source())
+	cv.root.ResizeItem(cv.bar, 0, 0)
+	cv.root.ResizeItem(cv.state, 1, 0)
 	cv.a.tv.SetFocus(cv.table)
 }
 

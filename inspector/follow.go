@@ -66,11 +66,13 @@ func (cv *captureView) appendRows(seqs []uint64) {
 func (cv *captureView) appendTo(grow func()) {
 	atEnd := cv.selected() >= cv.rows.total-1
 	offset, _ := cv.table.GetOffset()
+	before := cv.rows.total
 	grow()
 	if cv.follow && atEnd {
 		cv.toEnd()
 	} else {
 		cv.table.SetOffset(offset, 0)
+		cv.newBelow += cv.rows.total - before
 	}
 	if cv.detailOf == 0 {
 		cv.showDetail()

@@ -61,6 +61,7 @@ func (a *app) closeCapture() {
 	a.pages.RemovePage(pageCapture)
 	a.pages.RemovePage(pageStats)
 	a.pages.RemovePage(pageConversation)
+	a.pages.RemovePage(pageFindings)
 	// The source is closed by a worker that first waits for the view's
 	// workers, so a scan in flight never reads a closed store.
 	src := cv.src

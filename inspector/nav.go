@@ -64,6 +64,10 @@ func (cv *captureView) tableRune(ev *tcell.EventKey) *tcell.EventKey {
 		cv.findNext(1)
 	case 'N':
 		cv.findNext(-1)
+	case ':':
+		cv.openBar("goto")
+	case 'l':
+		cv.showFindings()
 	case 'F':
 		cv.toggleFollow()
 	case 'p':

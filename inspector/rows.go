@@ -45,6 +45,7 @@ type rowModel struct {
 	// dense), so no per-row memory is needed.
 	total int
 	seqs  []uint64
+	gen   int // counts changes of the view, for what is derived from it
 
 	blocks map[int]*rowBlock
 	tick   uint64
@@ -82,6 +83,7 @@ func (m *rowModel) setView(seqs []uint64, all bool) {
 		m.seqs, m.total = seqs, len(seqs)
 	}
 	m.blocks = map[int]*rowBlock{}
+	m.gen++
 }
 
 // grow extends the view to newTotal rows after records arrived, dropping
@@ -96,6 +98,7 @@ func (m *rowModel) grow(newTotal int) {
 		delete(m.blocks, b)
 	}
 	m.total = newTotal
+	m.gen++
 }
 
 // appendSeqs adds a live filter's new matches.

@@ -28,9 +28,12 @@ type memSource struct {
 	updates chan struct{} // live only: signals arrivals, closed at the end
 }
 
+// newMemSource is a finished capture: closed cleanly an hour after it
+// started.
 func newMemSource(agent string) *memSource {
+	start := time.Unix(1_780_000_000, 0)
 	return &memSource{
-		meta:   capture.Meta{Agent: agent, Transport: "stdio", Start: time.Unix(1_780_000_000, 0)},
+		meta:   capture.Meta{Agent: agent, Transport: "stdio", Start: start, End: start.Add(time.Hour)},
 		pairer: wire.NewPairer[uint64](),
 	}
 }
@@ -134,6 +137,7 @@ type liveMem struct{ *memSource }
 
 func newLiveMem(agent string) *liveMem {
 	m := newMemSource(agent)
+	m.meta.End = time.Time{}
 	m.updates = make(chan struct{}, 1)
 	return &liveMem{m}
 }

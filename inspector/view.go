@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
 )
@@ -26,29 +27,37 @@ type captureView struct {
 	table  *tview.Table
 	detail *tview.TextView
 	title  *tview.TextView
-	status *tview.TextView
-	bar    *tview.InputField
+	state  *tview.TextView   // the status bar: mode, filter, search, follow
+	status *tview.TextView   // messages and key hints
+	bar    *tview.InputField // shown in the status bar's place while typing
 	body   *tview.Flex
 	root   *tview.Flex
 
-	barMode    string // "", "filter" or "search"
+	barMode    string // "", "filter", "search" or "goto"
 	filter     *capture.Filter
 	filterJob  *job
 	filtering  string // progress shown while a filter runs
-	search     *capture.Filter
+	search     *search
 	searchJob  *job
 	markedOnly bool
 
 	follow   bool
 	follower *job
 	decoJob  *job // reads the bodies behind the table's rows
+	newBelow int  // rows that arrived while the view did not scroll to them
 
-	raw      bool // detail shows the raw bytes
-	expand   bool // detail shows folded parts
-	zoom     bool // detail fills the body
-	message  string
-	detailOf uint64 // the sequence the detail pane shows
-	detailJb *job
+	findings    []protocol.Finding // nil: never linted
+	findingsErr error
+
+	raw    bool // detail shows the raw bytes
+	expand bool // detail shows folded parts
+	zoom   bool // detail fills the body
+	// detailFocus tracks the detail pane's focus: the status bar is drawn
+	// while tview holds the lock Application.GetFocus takes.
+	detailFocus bool
+	message     string
+	detailOf    uint64 // the sequence the detail pane shows
+	detailJb    *job
 
 	convo *conversation
 	stats *statsView
@@ -84,10 +93,14 @@ func newCaptureView(a *app, path string, src capture.Source) *captureView {
 	cv.detail = tview.NewTextView().SetDynamicColors(true).SetWrap(true).SetScrollable(true)
 	cv.detail.SetBorder(true).SetBorderColor(tcell.ColorGray).SetTitleAlign(tview.AlignLeft)
 	cv.detail.SetInputCapture(cv.detailKeys)
+	cv.detail.SetFocusFunc(func() { cv.detailFocus = true })
+	cv.detail.SetBlurFunc(func() { cv.detailFocus = false })
 	cv.table.SetSelectionChangedFunc(func(row, _ int) { cv.showDetail() })
 
 	cv.title = tview.NewTextView().SetDynamicColors(true).SetWrap(false)
 	cv.title.SetBackgroundColor(tcell.ColorNavy)
+	cv.state = tview.NewTextView().SetDynamicColors(true).SetWrap(false)
+	cv.state.SetBackgroundColor(tcell.ColorNavy)
 	cv.status = tview.NewTextView().SetDynamicColors(true).SetWrap(false)
 	cv.bar = tview.NewInputField().SetLabel("filter: ").SetFieldBackgroundColor(tcell.ColorBlack)
 	cv.bar.SetChangedFunc(cv.barChanged)
@@ -100,7 +113,8 @@ func newCaptureView(a *app, path string, src capture.Source) *captureView {
 	cv.root = tview.NewFlex().SetDirection(tview.FlexRow).
 		AddItem(cv.title, 1, 0, false).
 		AddItem(cv.body, 0, 1, true).
-		AddItem(cv.bar, 1, 0, false).
+		AddItem(cv.bar, 0, 0, false).
+		AddItem(cv.state, 1, 0, false).
 		AddItem(cv.status, 1, 0, false)
 	cv.root.SetDrawFunc(func(screen tcell.Screen, x, y, w, h int) (int, int, int, int) {
 		cv.refreshChrome()
@@ -118,15 +132,15 @@ func newCaptureView(a *app, path string, src capture.Source) *captureView {
 
 func (cv *captureView) loadFindings() {
 	fs, err := cv.src.Findings()
+	cv.findings, cv.findingsErr = fs, err
 	if err != nil {
 		cv.message = "lint findings unreadable: " + err.Error()
 		return
 	}
-	rank := map[string]int{"info": 1, "warning": 2, "error": 3}
 	for _, f := range fs {
 		sev := f.Severity.String()
 		for _, seq := range f.Seqs {
-			if rank[sev] > rank[cv.rows.findings[seq]] {
+			if severityRank[sev] > severityRank[cv.rows.findings[seq]] {
 				cv.rows.findings[seq] = sev
 			}
 		}
@@ -195,18 +209,14 @@ func (cv *captureView) refreshChrome() {
 	if cv.filter != nil || cv.markedOnly {
 		fmt.Fprintf(&t, "  [yellow]%d shown[-]", cv.rows.total)
 	}
-	if cv.markedOnly {
-		t.WriteString("  [orange]marked only[-]")
-	}
-	if cv.follow && cv.live {
-		t.WriteString("  [green]follow[-]")
-	}
-	if cv.rows.delta {
-		t.WriteString("  Δt")
-	}
 	cv.title.SetText(t.String())
 	_, _, width, _ := cv.table.GetInnerRect()
 	cv.rows.fitMethod(width)
+	if cv.selected() >= cv.rows.total-1 {
+		cv.newBelow = 0
+	}
+	_, _, width, _ = cv.root.GetRect()
+	cv.state.SetText(cv.stateText(width))
 
 	switch {
 	case cv.filtering != "":
@@ -215,10 +225,8 @@ func (cv *captureView) refreshChrome() {
 		cv.status.SetText(tview.Escape(cv.message))
 	case cv.rows.err != nil:
 		cv.status.SetText("[red]" + tview.Escape(cv.rows.err.Error()) + "[-]")
-	case cv.barMode != "":
-		cv.status.SetText("Enter apply  Esc cancel  ? grammar")
 	default:
-		cv.status.SetText("[gray]j/k move Enter detail f filter / search p pair c chat s stats ? help Q quit[-]")
+		cv.status.SetText("[gray]" + cv.hints() + "[-]")
 	}
 }
 
@@ -236,6 +244,10 @@ func liveMarker(live bool, m capture.Meta) string {
 		return s + "[-]"
 	case m.Exit != nil:
 		return "finished, exit 0"
+	case !live && m.End.IsZero():
+		// No end time and no writer: the proxy was killed (or the
+		// machine went down) before it could close the capture.
+		return "[orange]unclean: not closed[-]"
 	}
 	return "finished"
 }
