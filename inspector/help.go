@@ -29,7 +29,8 @@ var bindings = []struct {
 	}},
 	{"find", []binding{
 		{"f", "filter: checked as typed, ? grammar, empty clears"},
-		{"/ n N", "search (filter language); next / previous match"},
+		{"/ n N", "search, counted (3/17); next / previous match"},
+		{":", "go to message number: :12 Enter"},
 		{"m", "mark the message (and move on)"},
 		{"M", "show marked messages only (again: all)"},
 		{"p", "jump request ↔ response, show the latency"},
@@ -38,9 +39,10 @@ var bindings = []struct {
 		{"t", "time column: absolute or Δ since the previous row"},
 		{"r", "detail: raw wire bytes or pretty JSON"},
 		{"x", "detail: expand folded JSON and base64 blobs"},
-		{"F", "follow a live capture (stay on the newest row)"},
+		{"F", "follow a live capture; ▼ N new when scrolled up"},
 		{"c", "conversation by prompt turn; Enter jumps to it"},
 		{"s", "statistics: per method, latency, bytes, rate"},
+		{"l", "lint findings of the capture; Enter jumps"},
 		{"w", "save the message's exact bytes to a file"},
 		{"y", "copy the message to the clipboard (OSC 52)"},
 		{"?", "this help"},
@@ -49,7 +51,7 @@ var bindings = []struct {
 		{"Enter", "open the capture, connection or session"},
 		{"d", "delete the capture (asks first; not while live)"},
 		{"g G", "first / last capture"},
-		{"R", "reload the list"},
+		{"R", "reload now (the list also refreshes itself)"},
 	}},
 }
 
