@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gdamore/tcell/v2"
 )
@@ -31,7 +32,29 @@ func TestNoGoroutineLeak(t *testing.T) {
 	h.typeKeys("nothing-matches-this")
 	h.key(tcell.KeyEnter)
 	h.stop()
+	waitGoroutines(t, before)
+}
 
+// TestLibraryNoGoroutineLeak: the library's watcher and grouper end with
+// Run, also after a capture was opened and closed.
+func TestLibraryNoGoroutineLeak(t *testing.T) {
+	before := runtime.NumGoroutine()
+	dir := t.TempDir()
+	writeCapture(t, dir, "one"+capture.Ext, demoLines())
+	h := startUI(t, Options{Dir: dir})
+	h.waitFor("connection 0")
+	h.key(tcell.KeyEnter)
+	h.waitFor("#1 pretty")
+	h.key(tcell.KeyEscape)
+	h.waitFor("connection 0")
+	h.typeKeys("R")
+	h.stop()
+	waitGoroutines(t, before)
+}
+
+// waitGoroutines waits until no more goroutines run than before.
+func waitGoroutines(t *testing.T, before int) {
+	t.Helper()
 	deadline := time.Now().Add(waitLimit)
 	for runtime.NumGoroutine() > before {
 		if time.Now().After(deadline) {

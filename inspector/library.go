@@ -1,13 +1,9 @@
 package inspector
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -20,21 +16,35 @@ import (
 const pageLibrary = "library"
 
 // library lists the captures of a directory, newest first, each grouped
-// into its connections and ACP sessions once selected.
+// into its connections and ACP sessions once selected. Its fields belong
+// to the UI goroutine; the watcher (libwatch.go) hands it new lists.
 type library struct {
-	a      *app
-	dir    string
-	tree   *tview.TreeView
-	status *tview.TextView
-	root   *tview.Flex
-	infos  []capture.Info
-	job    *job // the grouping of the selected capture
-	msg    string
+	a        *app
+	dir      string
+	tree     *tview.TreeView
+	status   *tview.TextView
+	root     *tview.Flex
+	entries  []libEntry
+	width    int             // the tree's inner width the lines were laid out for
+	job      *job            // the grouping of the selected capture
+	grouping *tview.TreeNode // the node job's result goes under
+	watcher  *job
+	kick     chan struct{} // asks the watcher to list now
+	msg      string
+}
+
+// nodeRef returns what node stands for, nil for none.
+func nodeRef(node *tview.TreeNode) *libRef {
+	if node == nil {
+		return nil
+	}
+	ref, _ := node.GetReference().(*libRef)
+	return ref
 }
 
 // libRef is what a tree node stands for.
 type libRef struct {
-	info    *capture.Info
+	info    *libEntry
 	session string  // set on session nodes
 	conn    *uint32 // set on connection nodes
 	grouped bool    // children computed (or being computed)
@@ -45,7 +55,7 @@ func (a *app) showLibrary() {
 		a.lib = newLibrary(a, a.opts.Dir)
 		a.pages.AddPage(pageLibrary, a.lib.root, true, false)
 	}
-	a.lib.reload()
+	a.lib.watch()
 	a.pages.SwitchToPage(pageLibrary)
 	a.tv.SetFocus(a.lib.tree)
 }
@@ -83,9 +93,10 @@ func (a *app) closeCapture() {
 }
 
 func newLibrary(a *app, dir string) *library {
-	l := &library{a: a, dir: dir}
+	l := &library{a: a, dir: dir, kick: make(chan struct{}, 1)}
 	l.tree = tview.NewTreeView()
 	l.tree.SetBorder(true).SetTitle(" captures in " + tview.Escape(dir) + " ")
+	l.tree.SetRoot(tview.NewTreeNode("reading the captures…").SetSelectable(false))
 	l.tree.SetChangedFunc(l.selected)
 	l.tree.SetSelectedFunc(l.open)
 	l.tree.SetInputCapture(l.keys)
@@ -94,191 +105,167 @@ func newLibrary(a *app, dir string) *library {
 		AddItem(l.tree, 0, 1, true).
 		AddItem(l.status, 1, 0, false)
 	l.root.SetDrawFunc(func(screen tcell.Screen, x, y, w, h int) (int, int, int, int) {
-		if l.msg != "" {
-			l.status.SetText(tview.Escape(l.msg))
-		} else {
-			l.status.SetText("[gray]Enter open  d delete  R reload  ? help  Q quit[-]")
+		if _, _, width, _ := l.tree.GetInnerRect(); width != l.width {
+			l.layout(width)
 		}
+		l.status.SetText(l.statusText())
 		return x, y, w, h
 	})
 	return l
 }
 
-func (l *library) stopJobs() { l.job.stop() }
+// statusText names the selected capture's file and the keys, or shows
+// the last message.
+func (l *library) statusText() string {
+	if l.msg != "" {
+		return tview.Escape(l.msg)
+	}
+	hints := "[gray]Enter open  d delete  R reload  ? help  Q quit[-]"
+	if ref := nodeRef(l.tree.GetCurrentNode()); ref != nil {
+		return "[::b]" + esc(filepath.Base(ref.info.Path)) + "[::-]  " + hints
+	}
+	return hints
+}
 
-// reload lists the directory again.
+func (l *library) stopJobs() {
+	l.stopGrouping()
+	l.watcher.stop()
+}
+
+// watch starts the watcher, which lists the directory at once and keeps
+// the list current while the library is shown.
+func (l *library) watch() {
+	l.watcher.stop()
+	l.watcher = l.a.start(func(j *job) { l.watchDir(j, l.dir, l.kick) })
+}
+
+// reload asks the watcher to list the directory now (R, a delete).
 func (l *library) reload() {
-	l.job.stop()
-	infos, err := capture.List(l.dir)
-	root := tview.NewTreeNode(tview.Escape(l.dir)).SetSelectable(false)
-	l.tree.SetRoot(root)
-	l.infos = infos
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+}
+
+// show replaces the list with entries, keeping the selection, and the
+// connections and sessions of captures that did not change.
+func (l *library) show(entries []libEntry, err error) {
+	old := l.tree.GetRoot()
+	cur := l.tree.GetCurrentNode()
+	curRef := nodeRef(cur)
+	curIndex := 0
+	prev := map[string]*tview.TreeNode{}
+	for i, n := range old.GetChildren() {
+		if ref, _ := n.GetReference().(*libRef); ref != nil {
+			prev[ref.info.Path] = n
+			if curRef != nil && ref.info.Path == curRef.info.Path {
+				curIndex = i
+			}
+		}
+	}
+	l.entries = entries
+	root := tview.NewTreeNode("").SetSelectable(false)
 	switch {
-	case err != nil && !errors.Is(err, os.ErrNotExist):
-		l.msg = "listing captures: " + err.Error()
-	case len(infos) == 0:
+	case err != nil:
+		l.msg = err.Error()
+	case len(entries) == 0:
 		root.AddChild(tview.NewTreeNode("no captures yet: record one with `acpscope -- AGENT CMD…` or `acpscope demo`").SetSelectable(false))
 	}
-	for i := range infos {
-		info := &l.infos[i]
-		node := tview.NewTreeNode(captureLine(info)).SetReference(&libRef{info: info})
+	var sel *tview.TreeNode
+	for i := range l.entries {
+		e := &l.entries[i]
+		node := tview.NewTreeNode("").SetReference(&libRef{info: e})
+		if o := prev[e.Path]; o != nil {
+			l.carryGroups(o, node)
+		}
 		root.AddChild(node)
+		if curRef != nil && e.Path == curRef.info.Path {
+			sel = node
+			if within(node, cur) {
+				sel = cur
+			}
+		}
 	}
-	if kids := root.GetChildren(); len(kids) > 0 && kids[0].GetReference() != nil {
-		l.tree.SetCurrentNode(kids[0])
-		l.selected(kids[0])
+	l.tree.SetRoot(root)
+	l.width = -1 // lay the new lines out at the next draw
+	if sel == nil && len(l.entries) > 0 {
+		sel = root.GetChildren()[min(curIndex, len(l.entries)-1)]
+	}
+	if sel != nil {
+		l.tree.SetCurrentNode(sel)
+		l.selected(sel)
 	}
 }
 
-// captureLine is one capture in the list.
-func captureLine(in *capture.Info) string {
-	name := filepath.Base(in.Path)
-	if in.Err != nil {
-		return fmt.Sprintf("%s  [red]unreadable: %s[-]", tview.Escape(name), tview.Escape(in.Err.Error()))
+// carryGroups moves the connections and sessions found under o to node
+// when they still hold: the capture did not change, or it is still being
+// written (regrouping a live capture at every poll would reread it). A
+// grouping under way is carried too, or stopped when its capture changed.
+func (l *library) carryGroups(o, node *tview.TreeNode) {
+	oref, ref := nodeRef(o), nodeRef(node)
+	same := oref.info.signature() == ref.info.signature() || oref.info.Live && ref.info.Live
+	if l.grouping == o {
+		if !same {
+			l.stopGrouping()
+			return
+		}
+		l.grouping = node
+		ref.grouped = true
+		return
 	}
-	m := in.Meta
-	agent := m.Agent
-	if agent == "" {
-		agent = "?"
-	}
-	dur := "-"
-	switch {
-	case !m.End.IsZero():
-		dur = human.Duration(m.End.Sub(m.Start))
-	case in.Live:
-		dur = human.Duration(time.Since(m.Start)) + "…"
-	}
-	s := fmt.Sprintf("%s  [::b]%-12s[::-] %8s %7d msgs %10s  %s",
-		m.Start.Local().Format("2006-01-02 15:04:05"), tview.Escape(agent), dur, in.Messages, human.Size(in.Size), liveMarker(in.Live, m))
-	if in.Findings > 0 {
-		s += fmt.Sprintf("  [yellow]lint %d[-]", in.Findings)
-	}
-	if m.Loss.Messages > 0 || m.Loss.Bytes > 0 {
-		s += fmt.Sprintf("  [red]lost %d msgs[-]", m.Loss.Messages)
-	}
-	return s
-}
-
-// selected groups the selected capture into connections and sessions, on
-// a worker, the first time it is selected.
-func (l *library) selected(node *tview.TreeNode) {
-	ref, _ := node.GetReference().(*libRef)
-	if ref == nil || ref.session != "" || ref.grouped || ref.info.Err != nil {
+	kids := o.GetChildren()
+	if !same || !oref.grouped || len(kids) == 0 {
 		return
 	}
 	ref.grouped = true
-	l.job.stop()
-	path := ref.info.Path
-	l.job = l.a.start(func(j *job) { // library grouper
-		groups, err := groupCapture(j, path)
-		if j.stopped() {
-			return
-		}
-		j.post(func() { l.addGroups(node, ref, groups, err) })
-	})
-}
-
-// connGroup is one connection of a capture and its sessions.
-type connGroup struct {
-	conn     uint32
-	messages int
-	sessions []*sessionGroup
-}
-
-type sessionGroup struct {
-	id       string
-	title    string
-	messages int
-}
-
-func groupCapture(j *job, path string) ([]*connGroup, error) {
-	src, err := capture.OpenSource(path)
-	if err != nil {
-		return nil, err
+	for _, k := range kids {
+		retarget(k, ref.info)
+		node.AddChild(k)
 	}
-	defer src.Close()
-	conns := map[uint32]*connGroup{}
-	sessions := map[string]*sessionGroup{}
-	// Titles come from session_info_update; the filter reads the store
-	// segment by segment, and only matching bodies are read again.
-	titles, _ := capture.ParseFilter("update:session_info_update")
-	err = capture.ScanMatches(src, titles, 1, 0, func(r *capture.Record, isTitle bool) bool {
-		if r.Seq%1024 == 0 && j.stopped() {
-			return false
-		}
-		c := conns[r.Conn]
-		if c == nil {
-			c = &connGroup{conn: r.Conn}
-			conns[r.Conn] = c
-		}
-		c.messages++
-		if r.Session == "" {
+	node.SetExpanded(o.IsExpanded())
+}
+
+func retarget(n *tview.TreeNode, e *libEntry) {
+	if ref, _ := n.GetReference().(*libRef); ref != nil {
+		ref.info = e
+	}
+	for _, k := range n.GetChildren() {
+		retarget(k, e)
+	}
+}
+
+// within reports whether n is node or below it.
+func within(node, n *tview.TreeNode) bool {
+	if node == n {
+		return true
+	}
+	for _, k := range node.GetChildren() {
+		if within(k, n) {
 			return true
 		}
-		s := sessions[r.Session]
-		if s == nil {
-			s = &sessionGroup{id: r.Session}
-			sessions[r.Session] = s
-			c.sessions = append(c.sessions, s)
-		}
-		s.messages++
-		if isTitle {
-			if title := sessionTitle(src, r.Seq); title != "" {
-				s.title = title
-			}
-		}
-		return true
-	})
-	out := make([]*connGroup, 0, len(conns))
-	for _, c := range conns {
-		out = append(out, c)
 	}
-	sort.Slice(out, func(i, k int) bool { return out[i].conn < out[k].conn })
-	return out, err
+	return false
 }
 
-// sessionTitle returns the title a session_info_update carries.
-func sessionTitle(src capture.Source, seq uint64) string {
-	body, err := src.Body(seq)
-	if err != nil {
-		return ""
-	}
-	var m struct {
-		Params struct {
-			Update struct {
-				Title string `json:"title"`
-			} `json:"update"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(bytes.TrimSpace(body), &m) != nil {
-		return ""
-	}
-	return m.Params.Update.Title
-}
-
-func (l *library) addGroups(node *tview.TreeNode, ref *libRef, groups []*connGroup, err error) {
-	if err != nil {
-		node.AddChild(tview.NewTreeNode("[red]" + tview.Escape(err.Error()) + "[-]").SetSelectable(false))
+// layout writes the header and every capture's line for width cells.
+func (l *library) layout(width int) {
+	l.width = width
+	if len(l.entries) == 0 {
 		return
 	}
-	for _, c := range groups {
-		conn := c.conn
-		cn := tview.NewTreeNode(fmt.Sprintf("connection %d  %d msgs", c.conn, c.messages)).
-			SetReference(&libRef{info: ref.info, conn: &conn, grouped: true})
-		for _, s := range c.sessions {
-			text := "session " + tview.Escape(s.id)
-			if s.title != "" {
-				text += "  [::b]" + tview.Escape(s.title) + "[::-]"
-			}
-			text += fmt.Sprintf("  %d msgs", s.messages)
-			cn.AddChild(tview.NewTreeNode(text).SetReference(&libRef{info: ref.info, session: s.id, grouped: true}))
+	cols := layoutCols(l.entries, width)
+	now := time.Now()
+	root := l.tree.GetRoot()
+	root.SetText(libHeader(cols))
+	for _, n := range root.GetChildren() {
+		if ref, _ := n.GetReference().(*libRef); ref != nil {
+			n.SetText(captureLine(ref.info, cols, now))
 		}
-		node.AddChild(cn)
 	}
 }
 
 // connsOf returns the connection nodes listed under a capture.
-func (l *library) connsOf(info *capture.Info) []*tview.TreeNode {
+func (l *library) connsOf(info *libEntry) []*tview.TreeNode {
 	for _, n := range l.tree.GetRoot().GetChildren() {
 		if ref, _ := n.GetReference().(*libRef); ref != nil && ref.info == info {
 			return n.GetChildren()
@@ -303,6 +290,7 @@ func (l *library) open(node *tview.TreeNode) {
 		return
 	}
 	l.msg = ""
+	l.watcher.stop() // the list is not shown while a capture is
 	filter := ""
 	switch {
 	case ref.session != "":
@@ -362,8 +350,7 @@ func (l *library) selectEdge(last bool) {
 // askDelete asks before deleting the selected capture; live captures are
 // refused (their proxy is still writing).
 func (l *library) askDelete() {
-	node := l.tree.GetCurrentNode()
-	ref, _ := node.GetReference().(*libRef)
+	ref := nodeRef(l.tree.GetCurrentNode())
 	if ref == nil || ref.session != "" || ref.conn != nil {
 		l.msg = "select a capture to delete"
 		return

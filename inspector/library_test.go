@@ -1,11 +1,15 @@
 package inspector
 
 import (
+	"bufio"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/acpscope/acpscope/capture"
 	"github.com/gdamore/tcell/v2"
@@ -83,5 +87,96 @@ func TestLibraryEmpty(t *testing.T) {
 		}
 	case <-time.After(waitLimit):
 		t.Fatal("q in the library did not quit")
+	}
+}
+
+// TestLibraryRefreshesItself: captures that appear, change and go show
+// without R, and the selection stays on its capture.
+func TestLibraryRefreshesItself(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Now().Add(-time.Hour)
+	first := writeCaptureAt(t, dir, "first"+capture.Ext, "first-agent", start, demoLines()[:4])
+	h := startUI(t, Options{Dir: dir})
+	h.waitFor("first-agent")
+	h.waitFor("connection 0")
+	second := writeCaptureAt(t, dir, "second"+capture.Ext, "second-agent", start.Add(time.Minute), demoLines())
+	h.waitFor("second-agent", "first-agent")
+	if h.lineWith("second-agent") > h.lineWith("first-agent") {
+		t.Fatalf("the new capture is not listed first:\n%s", h.text())
+	}
+	h.waitFor("first" + capture.Ext) // the selection stayed on the first capture
+	if err := capture.SaveFindings(second, []capture.Finding{{Rule: "r", Severity: "warning", Message: "m", Seqs: []uint64{1}}}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitUntil("the lint count of the second capture", func(string) bool {
+		return strings.Contains(h.lines()[h.lineWith("second-agent")], "lint 1")
+	})
+	if err := os.Remove(first); err != nil {
+		t.Fatal(err)
+	}
+	h.waitUntil("the deleted capture to go", func(s string) bool { return !strings.Contains(s, "first-agent") })
+	h.waitFor("second" + capture.Ext)
+}
+
+// TestLibraryUncleanCapture: a capture whose proxy was SIGKILLed leaves
+// the list's live state for unclean, without R, with the time it ran at
+// least.
+func TestLibraryUncleanCapture(t *testing.T) {
+	dir := t.TempDir()
+	p := startProxy(t, filepath.Join(dir, "killed"+capture.Ext))
+	h := startUI(t, Options{Dir: dir})
+	h.waitFor("demo", "● live")
+	// Something to record before the kill: the initialize exchange.
+	if _, err := p.toAgent.Write([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(p.fromAgent).ReadString('\n')
+	if err != nil || !strings.Contains(line, `"id":0`) {
+		t.Fatalf("no answer to initialize: %q, %v", line, err)
+	}
+	h.waitUntil("the live capture to hold the exchange", func(string) bool {
+		y := h.lineWith("● live")
+		return y >= 0 && regexp.MustCompile(` [2-9] +\d+\.\d [KM]iB`).MatchString(h.lines()[y])
+	})
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.Wait()
+	h.waitFor("unclean")
+	row := h.lines()[h.lineWith("unclean")]
+	if strings.Contains(row, "live") || strings.Contains(row, "finished") || !strings.Contains(row, "≥") {
+		t.Fatalf("the killed capture reads %q, want unclean with the time it ran at least", row)
+	}
+	h.key(tcell.KeyEnter)
+	h.waitFor("killed"+capture.Ext, "unclean: not closed", "initialize")
+}
+
+// TestLibraryColumnsAlign: agent names of any length leave the other
+// columns where they are, at 80 columns.
+func TestLibraryColumnsAlign(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Now().Add(-time.Hour)
+	agents := []string{"a", "claude-code-acp", "an-agent-with-a-name-far-too-long-for-any-column"}
+	for i, agent := range agents {
+		writeCaptureAt(t, dir, agent+capture.Ext, agent, start.Add(time.Duration(i)*time.Minute), demoLines()[:2*i+2])
+	}
+	h := startUI(t, Options{Dir: dir})
+	h.waitFor("claude-code-acp", "an-agent-with-…", "finished")
+	header := h.lines()[h.lineWith("duration")]
+	col := func(line, word string) int { return utf8.RuneCountInString(line[:max(strings.Index(line, word), 0)]) }
+	for _, agent := range []string{"a ", "claude-code-acp", "an-agent-with"} {
+		y := -1
+		for i, l := range h.lines() {
+			if strings.Contains(l, " "+agent) && strings.Contains(l, "finished") {
+				y = i
+			}
+		}
+		if y < 0 {
+			t.Fatalf("no line for agent %q:\n%s", agent, h.text())
+		}
+		line := h.lines()[y]
+		if col(line, "finished") != col(header, "state") || col(line, "KiB") != col(header, "size")+1 {
+			t.Errorf("agent %q: the state or size column moved:\n%s\n%s", agent, header, line)
+		}
 	}
 }
