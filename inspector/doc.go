@@ -2,8 +2,9 @@
 // captures grouped under connections and ACP sessions, a message table
 // that reads rows from the store on demand, a detail pane with pretty
 // JSON, raw bytes and the paired message, a conversation view rebuilt from
-// session/update, statistics, the filter bar (the language of
-// capture.ParseFilter), search, marks and follow mode for live captures.
+// session/update, statistics, lint findings, the filter bar (the language
+// of capture.ParseFilter), counted search, go to a message, marks, follow
+// mode for live captures, and a status bar that says which of these is on.
 // It reads records from capture and asks protocol what they mean; it
 // knows nothing of transports.
 //
@@ -22,5 +23,8 @@
 // UI closes when the result is no longer wanted (a new filter typed, the
 // view closed, the application stopped), so no worker outlives the run.
 // A live capture's updates are read by one follower goroutine that turns
-// bursts of arrivals into at most one redraw per tick (100 ms).
+// bursts of arrivals into at most one redraw per tick (100 ms). While the
+// library is shown, one watcher goroutine lists its directory every 2 s
+// (or when R asks) and posts the list when it changed; opening a capture
+// or quitting stops it.
 package inspector
