@@ -35,14 +35,14 @@ func (cv *captureView) gotoSeq(text string) {
 	if _, ok := cv.rows.indexOf(seq); !ok {
 		switch {
 		case cv.markedOnly:
-			hidden = "marked only"
+			hidden = "marked-only view"
 		case cv.filter != nil:
-			hidden = "filter " + cv.filter.Source()
+			hidden = "filter"
 		}
 	}
 	cv.selectSeq(seq)
 	cv.message = fmt.Sprintf("message #%d", seq)
 	if hidden != "" {
-		cv.message += "; the view (" + hidden + ") hid it and shows every message now"
+		cv.message += ": left the " + hidden + " that hid it"
 	}
 }

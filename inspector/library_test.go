@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/gdamore/tcell/v2"
 )
 
@@ -105,7 +106,7 @@ func TestLibraryRefreshesItself(t *testing.T) {
 		t.Fatalf("the new capture is not listed first:\n%s", h.text())
 	}
 	h.waitFor("first" + capture.Ext) // the selection stayed on the first capture
-	if err := capture.SaveFindings(second, []capture.Finding{{Rule: "r", Severity: "warning", Message: "m", Seqs: []uint64{1}}}); err != nil {
+	if err := capture.SaveFindings(second, []protocol.Finding{{Rule: "r", Severity: protocol.Warning, Message: "m", Seqs: []uint64{1}}}); err != nil {
 		t.Fatal(err)
 	}
 	h.waitUntil("the lint count of the second capture", func(string) bool {
@@ -148,7 +149,7 @@ func TestLibraryUncleanCapture(t *testing.T) {
 		t.Fatalf("the killed capture reads %q, want unclean with the time it ran at least", row)
 	}
 	h.key(tcell.KeyEnter)
-	h.waitFor("killed"+capture.Ext, "unclean: not closed", "initialize")
+	h.waitFor("killed"+capture.Ext, "unclean", "initialize")
 }
 
 // TestLibraryColumnsAlign: agent names of any length leave the other

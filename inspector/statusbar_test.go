@@ -105,7 +105,7 @@ func TestGoToSequence(t *testing.T) {
 	h.waitFor("1 shown")
 	h.typeKeys(":5")
 	h.key(tcell.KeyEnter)
-	h.waitFor("#5 pretty", "the view (filter error) hid it")
+	h.waitFor("#5 pretty", "message #5: left the filter that hid it")
 	h.waitState("no filter")
 
 	h.typeKeys(":x")

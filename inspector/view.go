@@ -247,7 +247,7 @@ func liveMarker(live bool, m capture.Meta) string {
 	case !live && m.End.IsZero():
 		// No end time and no writer: the proxy was killed (or the
 		// machine went down) before it could close the capture.
-		return "[orange]unclean: not closed[-]"
+		return "[orange]unclean[-]"
 	}
 	return "finished"
 }
