@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/textdiff"
 	"github.com/acpscope/acpscope/protocol"
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
@@ -206,7 +207,7 @@ const diffMostLines = 40
 
 // writeDiff shows an edit as a unified diff with 3 lines of context.
 func writeDiff(w *lineWriter, seq uint64, oldText, newText string) {
-	hunks := unifiedHunks(diffLines(splitLines(oldText), splitLines(newText)), 3)
+	hunks := textdiff.Diff(oldText, newText, 3)
 	if len(hunks) == 0 {
 		w.add(seq, "    [gray](no change)[-]")
 		return
@@ -215,15 +216,15 @@ func writeDiff(w *lineWriter, seq uint64, oldText, newText string) {
 	eolDiffers := strings.HasSuffix(oldText, "\n") != strings.HasSuffix(newText, "\n")
 	shown, total := 0, 0
 	for _, h := range hunks {
-		total += 1 + len(h.ops)
+		total += 1 + len(h.Ops)
 	}
 	for _, h := range hunks {
 		if shown >= diffMostLines {
 			break
 		}
-		w.add(seq, "    [aqua]%s[-]", h.header())
+		w.add(seq, "    [aqua]%s[-]", h.Header())
 		shown++
-		for _, op := range h.ops {
+		for _, op := range h.Ops {
 			if shown >= diffMostLines {
 				break
 			}
@@ -236,12 +237,12 @@ func writeDiff(w *lineWriter, seq uint64, oldText, newText string) {
 	}
 }
 
-func writeDiffLine(w *lineWriter, seq uint64, op lineOp, eolDiffers bool) {
-	color := map[opKind]string{opEqual: "-", opDelete: "red", opInsert: "green"}[op.kind]
-	text := strings.TrimSuffix(op.text, "\n")
+func writeDiffLine(w *lineWriter, seq uint64, op textdiff.Op, eolDiffers bool) {
+	color := map[textdiff.Kind]string{textdiff.Equal: "-", textdiff.Delete: "red", textdiff.Insert: "green"}[op.Kind]
+	text := strings.TrimSuffix(op.Text, "\n")
 	text = strings.ReplaceAll(text, "\t", "    ")
-	w.add(seq, "    [%s]%c%s[-]", color, op.kind, esc(clip(printable([]byte(text)), w.width-5)))
-	if eolDiffers && !strings.HasSuffix(op.text, "\n") {
+	w.add(seq, "    [%s]%c%s[-]", color, op.Kind, esc(clip(printable([]byte(text)), w.width-5)))
+	if eolDiffers && !strings.HasSuffix(op.Text, "\n") {
 		w.add(seq, "    [gray]\\ no newline at end of file[-]")
 	}
 }

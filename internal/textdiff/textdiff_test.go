@@ -1,6 +1,7 @@
-package inspector
+package textdiff
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -8,11 +9,11 @@ import (
 // unifiedText writes hunks as diff -u does, without the file names.
 func unifiedText(oldText, newText string) string {
 	var b strings.Builder
-	for _, h := range unifiedHunks(diffLines(splitLines(oldText), splitLines(newText)), 3) {
-		b.WriteString(h.header() + "\n")
-		for _, op := range h.ops {
-			b.WriteString(string(op.kind) + op.text)
-			if !strings.HasSuffix(op.text, "\n") {
+	for _, h := range Diff(oldText, newText, 3) {
+		b.WriteString(h.Header() + "\n")
+		for _, op := range h.Ops {
+			b.WriteString(string(op.Kind) + op.Text)
+			if !strings.HasSuffix(op.Text, "\n") {
 				b.WriteString("\n\\ No newline at end of file\n")
 			}
 		}
@@ -86,8 +87,8 @@ func TestDiffIsShortest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		n := 0
-		for _, op := range diffLines(splitLines(tt.a), splitLines(tt.b)) {
-			if op.kind != opEqual {
+		for _, op := range Script(Lines(tt.a), Lines(tt.b)) {
+			if op.Kind != Equal {
 				n++
 			}
 		}
@@ -97,11 +98,11 @@ func TestDiffIsShortest(t *testing.T) {
 	}
 }
 
-// TestDiffTooManyEdits: past maxEdits the middle is replaced whole, and
+// TestDiffTooManyEdits: past MaxEdits the middle is replaced whole, and
 // the script still turns old into new.
 func TestDiffTooManyEdits(t *testing.T) {
 	var a, b strings.Builder
-	for i := 0; i < maxEdits; i++ {
+	for i := 0; i < MaxEdits; i++ {
 		a.WriteString("a" + strings.Repeat("x", i%7) + "\n")
 		b.WriteString("b" + strings.Repeat("y", i%5) + "\n")
 	}
@@ -111,21 +112,21 @@ func TestDiffTooManyEdits(t *testing.T) {
 // checkPatch applies the diff of old and new to old and wants new.
 func checkPatch(t *testing.T, oldText, newText string) {
 	t.Helper()
-	ops := diffLines(splitLines(oldText), splitLines(newText))
+	ops := Script(Lines(oldText), Lines(newText))
 	var back, fwd strings.Builder
 	for _, op := range ops {
-		if op.kind != opInsert {
-			back.WriteString(op.text)
+		if op.Kind != Insert {
+			back.WriteString(op.Text)
 		}
-		if op.kind != opDelete {
-			fwd.WriteString(op.text)
+		if op.Kind != Delete {
+			fwd.WriteString(op.Text)
 		}
 	}
 	if back.String() != oldText || fwd.String() != newText {
 		t.Fatalf("the edit script of %q → %q reads back %q → %q", oldText, newText, back.String(), fwd.String())
 	}
 	for _, context := range []int{0, 1, 3} {
-		got, err := applyHunks(splitLines(oldText), unifiedHunks(ops, context))
+		got, err := applyHunks(Lines(oldText), Unified(ops, context))
 		if err != nil {
 			t.Fatalf("context %d: %v", context, err)
 		}
@@ -143,4 +144,37 @@ func FuzzLineDiff(f *testing.F) {
 	f.Fuzz(func(t *testing.T, oldText, newText string) {
 		checkPatch(t, oldText, newText)
 	})
+}
+
+// applyHunks patches old with hunks as patch(1) would, checking every
+// context and removed line; it is how the tests know a diff is right.
+func applyHunks(old []string, hunks []Hunk) ([]string, error) {
+	var out []string
+	at := 0 // next line of old to copy
+	for _, h := range hunks {
+		start := h.OldStart - 1
+		if h.OldLen == 0 {
+			start = h.OldStart
+		}
+		if start < at || start > len(old) {
+			return nil, fmt.Errorf("hunk %s starts at line %d, outside %d..%d", h.Header(), start+1, at+1, len(old))
+		}
+		out = append(out, old[at:start]...)
+		at = start
+		for _, op := range h.Ops {
+			switch op.Kind {
+			case Equal, Delete:
+				if at >= len(old) || old[at] != op.Text {
+					return nil, fmt.Errorf("hunk %s: line %d does not match %q", h.Header(), at+1, op.Text)
+				}
+				at++
+				if op.Kind == Equal {
+					out = append(out, op.Text)
+				}
+			case Insert:
+				out = append(out, op.Text)
+			}
+		}
+	}
+	return append(out, old[at:]...), nil
 }
