@@ -114,15 +114,16 @@ func newLibrary(a *app, dir string) *library {
 	return l
 }
 
-// statusText names the selected capture's file and the keys, or shows
-// the last message.
+// statusText shows the keys and the selected capture's file, or the last
+// message; the keys come first, so 80 columns cut the file's long name
+// rather than them.
 func (l *library) statusText() string {
 	if l.msg != "" {
 		return tview.Escape(l.msg)
 	}
 	hints := "[gray]Enter open  d delete  R reload  ? help  Q quit[-]"
 	if ref := nodeRef(l.tree.GetCurrentNode()); ref != nil {
-		return "[::b]" + esc(filepath.Base(ref.info.Path)) + "[::-]  " + hints
+		return hints + "  [::b]" + esc(filepath.Base(ref.info.Path)) + "[::-]"
 	}
 	return hints
 }

@@ -181,3 +181,23 @@ func TestLibraryColumnsAlign(t *testing.T) {
 		}
 	}
 }
+
+// TestEightyColumnsKeepKeysAndState: capture files have long names; at
+// 80 columns it is the name that is cut, never the keys of the library's
+// status line or the agent, state and count of the capture's title.
+func TestEightyColumnsKeepKeysAndState(t *testing.T) {
+	dir := t.TempDir()
+	writeCaptureAt(t, dir, "20261124T001625Z-acpscope-demo-agent-8005"+capture.Ext, "acpscope-demo-agent", time.Unix(1_780_000_000, 0), demoLines())
+	h := startUI(t, Options{Dir: dir})
+	h.waitFor("acpscope-demo")
+	h.key(tcell.KeyDown)
+	h.waitFor("Q quit")
+	h.key(tcell.KeyEnter)
+	h.waitFor("#1 pretty")
+	title := h.lines()[0]
+	for _, want := range []string{"acpscope-demo-agent", "finished", "msgs"} {
+		if !strings.Contains(title, want) {
+			t.Errorf("the title at 80 columns lacks %q: %q", want, title)
+		}
+	}
+}

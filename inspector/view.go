@@ -195,20 +195,22 @@ func (cv *captureView) selectSeq(seq uint64) {
 // refreshChrome redraws the title and status lines; it runs before each
 // draw of the view.
 func (cv *captureView) refreshChrome() {
+	// The file's long name goes last: at 80 columns it is what is cut,
+	// not the agent, the state or the counts.
 	var t strings.Builder
 	name := "(capture)"
 	if cv.path != "" {
 		name = filepath.Base(cv.path)
 	}
-	fmt.Fprintf(&t, " [::b]%s[::-]", tview.Escape(name))
 	if cv.meta.Agent != "" {
-		fmt.Fprintf(&t, "  %s", tview.Escape(cv.meta.Agent))
+		fmt.Fprintf(&t, " [::b]%s[::-] ", tview.Escape(cv.meta.Agent))
 	}
-	t.WriteString("  " + liveMarker(cv.live, cv.meta))
+	t.WriteString(" " + liveMarker(cv.live, cv.meta))
 	fmt.Fprintf(&t, "  %d msgs", cv.src.Last())
 	if cv.filter != nil || cv.markedOnly {
 		fmt.Fprintf(&t, "  [yellow]%d shown[-]", cv.rows.total)
 	}
+	fmt.Fprintf(&t, "  [gray]%s[-]", tview.Escape(name))
 	cv.title.SetText(t.String())
 	_, _, width, _ := cv.table.GetInnerRect()
 	cv.rows.fitMethod(width)
