@@ -32,6 +32,7 @@ type held struct {
 	arrived int64
 	msg     []byte
 	verdict chan verdict // buffered: the first verdict wins
+	decided bool         // a verdict was given; guarded by holds.mu
 }
 
 // verdict is what a person decided: forward (Msg nil: unchanged), edit
@@ -78,10 +79,14 @@ func (h *holds) ownerGone(c *client) {
 func (h *holds) releaseAll(note string) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	n := 0
 	for _, m := range h.held {
-		m.give(verdict{action: VerdictForward, note: note})
+		if !m.decided {
+			m.give(verdict{action: VerdictForward, note: note})
+			n++
+		}
 	}
-	return len(h.held)
+	return n
 }
 
 // release gives held message id its verdict.
@@ -89,14 +94,18 @@ func (h *holds) release(id uint64, v verdict) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	m := h.held[id]
-	if m == nil {
+	if m == nil || m.decided {
 		return fmt.Errorf("no message %d is held (released already, or timed out)", id)
 	}
 	m.give(v)
 	return nil
 }
 
+// give hands m its verdict; the caller holds h.mu. The message stays in
+// the table until its reader carries the verdict out, so decided is what
+// refuses a second verdict in between.
 func (m *held) give(v verdict) {
+	m.decided = true
 	select {
 	case m.verdict <- v:
 	default: // a verdict is already on its way
@@ -109,7 +118,9 @@ func (h *holds) list() []*held {
 	defer h.mu.Unlock()
 	out := make([]*held, 0, len(h.held))
 	for _, m := range h.held {
-		out = append(out, m)
+		if !m.decided {
+			out = append(out, m)
+		}
 	}
 	return out
 }
