@@ -336,6 +336,26 @@ func (n *fCompareNode) write(b *strings.Builder) {
 	b.WriteString(strconv.FormatInt(n.n, 10))
 }
 
+// fFaultNode matches records of messages acpscope altered (a fault plan,
+// a hold, a hand-sent message) by any of the names their Fault carries,
+// so one term answers "what did rule slow-agent do" and "what was dropped".
+type fFaultNode struct{ pattern string }
+
+func (n *fFaultNode) match(c *filterEval) bool {
+	f := c.r.Fault
+	if f == nil {
+		return false
+	}
+	for _, name := range [...]string{f.Action, f.Stage, f.By, strings.ToLower(f.Rule)} {
+		if name != "" && globMatch(n.pattern, name) {
+			return true
+		}
+	}
+	return false
+}
+func (n *fFaultNode) needsBody() bool          { return false }
+func (n *fFaultNode) write(b *strings.Builder) { b.WriteString("fault:" + quoteFilterValue(n.pattern)) }
+
 type fConnNode struct{ conn uint32 }
 
 func (n *fConnNode) match(c *filterEval) bool { return c.r.Conn == n.conn }

@@ -32,6 +32,10 @@ Terms
   mcp.method:GLOB    MCP method an mcp/message carries: mcp.method:tools/call
   mcp.tool:GLOB      tool of an MCP tools/call carried over ACP
                      (both match the answers to those calls too)
+  fault:GLOB         altered by acpscope (a fault plan, a hold, send): fault:*
+                     for all; an action fault:drop, a stage fault:dropped
+                     (replaced, forwarded, injected), who fault:intercept
+                     (plan, send), or a rule's name fault:slow-*
 
 Operators (not binds tightest, then and, then or)
   a b  a and b       both

@@ -237,7 +237,7 @@ func (p *filterParser) parseUnary() (filterNode, error) {
 }
 
 // filterFields lists the name:value terms, in the order help shows them.
-var filterFields = []string{"method", "dir", "kind", "id", "session", "update", "flag", "conn", "hop", "mcp.method", "mcp.tool"}
+var filterFields = []string{"method", "dir", "kind", "id", "session", "update", "flag", "conn", "hop", "mcp.method", "mcp.tool", "fault"}
 
 func isFilterIdent(s string) bool {
 	if s == "" {
@@ -330,6 +330,8 @@ func parseFilterField(t filterToken, name, val string) (filterNode, error) {
 		return &fMCPNode{field: name, pattern: val}, nil
 	case "mcp.tool":
 		return &fMCPNode{field: name, pattern: val}, nil
+	case "fault":
+		return &fFaultNode{pattern: strings.ToLower(val)}, nil
 	case "update":
 		return &fUpdateNode{pattern: val}, nil
 	case "session":
@@ -393,6 +395,8 @@ func filterFieldHint(name string) string {
 		return "an MCP method carried by mcp/message, e.g. tools/call"
 	case "mcp.tool":
 		return "the name of the tool an MCP tools/call calls"
+	case "fault":
+		return "* for any message acpscope altered, or an action (drop, delay, …), a stage (dropped, replaced, forwarded, injected), who (plan, intercept, send) or a rule's name"
 	}
 	return "a value"
 }

@@ -283,3 +283,60 @@ func FuzzParseFilter(f *testing.F) {
 		flt.Match(r, nil)
 	})
 }
+
+// TestFilterFault checks fault: against records altered by a rule, by a
+// hold and by hand: each name a Fault carries selects it, and a message
+// acpscope left alone never matches.
+func TestFilterFault(t *testing.T) {
+	plain := filterRec(1, wire.DirClient, `{"jsonrpc":"2.0","id":1,"method":"session/prompt"}`)
+	dropped := filterRec(2, wire.DirAgent, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	dropped.Fault = &protocol.Fault{ID: 1, Action: protocol.ActionDrop, Stage: protocol.StageDropped, Rule: "Lose-Answers", By: protocol.ByPlan}
+	late := filterRec(3, wire.DirAgent, `{"jsonrpc":"2.0","method":"session/update"}`)
+	late.Fault = &protocol.Fault{ID: 2, Action: protocol.ActionDelay, Stage: protocol.StageForwarded, Rule: "slow-agent", By: protocol.ByPlan}
+	held := filterRec(4, wire.DirClient, `{"jsonrpc":"2.0","id":2,"result":{}}`)
+	held.Fault = &protocol.Fault{ID: 3, Action: protocol.ActionEdit, Stage: protocol.StageForwarded, By: protocol.ByIntercept}
+	sent := filterRec(5, wire.DirClient, `{"jsonrpc":"2.0","method":"session/cancel"}`)
+	sent.Fault = &protocol.Fault{ID: 4, Action: protocol.ActionSend, Stage: protocol.StageInjected, By: protocol.BySend}
+	all := []*Record{plain, dropped, late, held, sent}
+
+	tests := []struct {
+		filter string
+		want   []uint64
+	}{
+		{"fault:*", []uint64{2, 3, 4, 5}},
+		{"not fault:*", []uint64{1}},
+		{"fault:drop", []uint64{2}},
+		{"fault:dropped", []uint64{2}},
+		{"fault:forwarded", []uint64{3, 4}},
+		{"fault:injected", []uint64{5}},
+		{"fault:plan", []uint64{2, 3}},
+		{"fault:intercept", []uint64{4}},
+		{"fault:send", []uint64{5}},
+		{"fault:slow-*", []uint64{3}},
+		{"fault:lose-answers", []uint64{2}},
+		{"fault:LOSE-*", []uint64{2}},
+		{"fault:kill", nil},
+		{"fault:* dir:client", []uint64{4, 5}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.filter, func(t *testing.T) {
+			f, err := ParseFilter(tt.filter)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []uint64
+			for _, r := range all {
+				if f.Match(r, nil) {
+					got = append(got, r.Seq)
+				}
+			}
+			if !equalFilterSeqs(got, tt.want) {
+				t.Fatalf("matched %v, want %v", got, tt.want)
+			}
+			back, err := ParseFilter(f.String())
+			if err != nil || back.String() != f.String() {
+				t.Fatalf("%q reads back as %v, %v", f.String(), back, err)
+			}
+		})
+	}
+}
