@@ -2,7 +2,9 @@ package capture
 
 import (
 	"slices"
+	"strings"
 
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -28,13 +30,69 @@ type MethodStats struct {
 // Tally sums records up per method, for statistics; Add them in any order.
 type Tally struct {
 	Methods     map[string]*MethodStats
+	Faults      map[FaultKey]*FaultStats // what acpscope altered, by who and how
 	Records     int
 	Bytes       int64
 	First, Last int64 // receive times of the earliest and latest record, unix ns
 }
 
 // NewTally returns an empty tally.
-func NewTally() *Tally { return &Tally{Methods: map[string]*MethodStats{}} }
+func NewTally() *Tally {
+	return &Tally{Methods: map[string]*MethodStats{}, Faults: map[FaultKey]*FaultStats{}}
+}
+
+// FaultKey names one kind of alteration: the rule (or, for a hold or a
+// hand-sent message, who did it) and the action.
+type FaultKey struct {
+	Who    string // the rule's name, or "intercept" / "send"
+	Action string
+}
+
+// FaultStats counts the records of one kind of alteration by stage.
+// Dropped, Forwarded and Injected together are the messages it touched;
+// a Replaced record is an original whose changed copy is counted among
+// the Forwarded.
+type FaultStats struct {
+	FaultKey
+	Dropped, Replaced, Forwarded, Injected int
+}
+
+func (t *Tally) addFault(f *protocol.Fault) {
+	k := FaultKey{Who: f.Rule, Action: f.Action}
+	if k.Who == "" {
+		k.Who = f.By
+	}
+	s := t.Faults[k]
+	if s == nil {
+		s = &FaultStats{FaultKey: k}
+		t.Faults[k] = s
+	}
+	switch f.Stage {
+	case protocol.StageDropped:
+		s.Dropped++
+	case protocol.StageReplaced:
+		s.Replaced++
+	case protocol.StageForwarded:
+		s.Forwarded++
+	case protocol.StageInjected:
+		s.Injected++
+	}
+}
+
+// SortedFaults returns the alterations by who did them, then action.
+func (t *Tally) SortedFaults() []*FaultStats {
+	out := make([]*FaultStats, 0, len(t.Faults))
+	for _, s := range t.Faults {
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b *FaultStats) int {
+		if c := strings.Compare(a.Who, b.Who); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Action, b.Action)
+	})
+	return out
+}
 
 // Add counts one record (its body is not needed).
 func (t *Tally) Add(r *Record) {
@@ -44,6 +102,9 @@ func (t *Tally) Add(r *Record) {
 		t.First = r.Time
 	}
 	t.Last = max(t.Last, r.Time)
+	if r.Fault != nil {
+		t.addFault(r.Fault)
+	}
 	name := StatsName(r)
 	m := t.Methods[name]
 	if m == nil {

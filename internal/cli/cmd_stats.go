@@ -77,7 +77,26 @@ func runStats(fs *flag.FlagSet, args []string) (int, error) {
 	if err := writeStatsTable(os.Stdout, name, src.Meta(), tally); err != nil {
 		return 1, err
 	}
+	if err := writeFaultTable(os.Stdout, tally.SortedFaults()); err != nil {
+		return 1, err
+	}
 	return 0, writeMCPTable(os.Stdout, mcp.Counts())
+}
+
+// writeFaultTable lists what acpscope itself altered (fault plans,
+// holds, hand-sent messages), when it altered anything: numbers that
+// would otherwise read as the peers' doing.
+func writeFaultTable(w io.Writer, faults []*capture.FaultStats) error {
+	if len(faults) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nAltered by acpscope (filter: fault:*):")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RULE OR WHO\tACTION\tDROPPED\tREPLACED\tFORWARDED\tINJECTED")
+	for _, f := range faults {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", f.Who, f.Action, dashZero(f.Dropped), dashZero(f.Replaced), dashZero(f.Forwarded), dashZero(f.Injected))
+	}
+	return tw.Flush()
 }
 
 // writeMCPTable lists the MCP methods that travelled over ACP, when any
@@ -173,6 +192,17 @@ type statsJSON struct {
 	MinSample map[string]int    `json:"percentileMinSamples"`
 	Methods   []methodStatsJSON `json:"methods"`
 	MCP       []mcpStatsJSON    `json:"mcp"`
+	Faults    []faultStatsJSON  `json:"faults"` // what acpscope altered
+}
+
+// faultStatsJSON is one kind of alteration: records by stage.
+type faultStatsJSON struct {
+	Who       string `json:"who"` // the rule's name, or intercept / send
+	Action    string `json:"action"`
+	Dropped   int    `json:"dropped"`
+	Replaced  int    `json:"replaced"`
+	Forwarded int    `json:"forwarded"`
+	Injected  int    `json:"injected"`
 }
 
 // mcpStatsJSON is one MCP method carried over ACP.
@@ -197,7 +227,10 @@ type methodStatsJSON struct {
 
 func writeStatsJSON(w io.Writer, path string, t *capture.Tally, mcp []protocol.MCPCount) error {
 	out := statsJSON{Capture: path, Records: t.Records, Bytes: t.Bytes, SpanMs: ms(time.Duration(t.Last - t.First)),
-		MinSample: map[string]int{}, Methods: []methodStatsJSON{}, MCP: []mcpStatsJSON{}}
+		MinSample: map[string]int{}, Methods: []methodStatsJSON{}, MCP: []mcpStatsJSON{}, Faults: []faultStatsJSON{}}
+	for _, f := range t.SortedFaults() {
+		out.Faults = append(out.Faults, faultStatsJSON{Who: f.Who, Action: f.Action, Dropped: f.Dropped, Replaced: f.Replaced, Forwarded: f.Forwarded, Injected: f.Injected})
+	}
 	for _, c := range mcp {
 		out.MCP = append(out.MCP, mcpStatsJSON{Method: c.Method, Requests: c.Requests, Notifications: c.Notifications, Errors: c.Errors, ToolErrors: c.ToolErrors})
 	}

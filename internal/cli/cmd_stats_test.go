@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/protocol"
+	"github.com/acpscope/acpscope/wire"
 )
 
 // demoCapture runs the demo (the built-in client and agent through the
@@ -142,5 +144,70 @@ func TestStatsMCP(t *testing.T) {
 	dump := runCLI(t, nil, "dump", path, "--filter", "mcp.method:tools/call", "--format", "jsonl")
 	if n := strings.Count(dump.stdout, "\n"); dump.code != 0 || n != 4 {
 		t.Errorf("dump --filter mcp.method:tools/call: exit %d, %d records, want both calls and both answers\n%s%s", dump.code, n, dump.stdout, dump.stderr)
+	}
+}
+
+// TestStatsFaults checks that stats sets apart what acpscope altered, by
+// rule or doer and action, in the table and in JSON, and that fault:
+// narrows stats to it.
+func TestStatsFaults(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "faults.acpscope")
+	w, err := capture.Create(path, capture.WriterOptions{NoFeed: true, NoSync: true, Meta: capture.Meta{Transport: "stdio"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := func(id uint64, rule, action, stage string) *protocol.Fault {
+		return &protocol.Fault{ID: id, Rule: rule, Action: action, Stage: stage, By: protocol.ByPlan}
+	}
+	w.Chunk(0, capture.StreamClient, 1, []byte(`{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{}}`+"\n"))
+	w.Altered(0, wire.DirAgent, 2, []byte(`{"jsonrpc":"2.0","method":"session/update","params":{}}`), nil, plan(1, "slow-agent", protocol.ActionDelay, protocol.StageForwarded))
+	w.Altered(0, wire.DirAgent, 3, []byte(`{"jsonrpc":"2.0","method":"session/update","params":{}}`), nil, plan(2, "slow-agent", protocol.ActionDelay, protocol.StageForwarded))
+	w.Altered(0, wire.DirAgent, 4, []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), nil, plan(3, "lose-answer", protocol.ActionDrop, protocol.StageDropped))
+	w.Altered(0, wire.DirClient, 5, []byte(`{"jsonrpc":"2.0","method":"session/cancel","params":{}}`), nil,
+		&protocol.Fault{ID: 4, Action: protocol.ActionSend, Stage: protocol.StageInjected, By: protocol.BySend})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	table := runCLI(t, nil, "stats", path)
+	if table.code != 0 {
+		t.Fatalf("stats: exit %d: %s", table.code, table.stderr)
+	}
+	_, part, ok := strings.Cut(table.stdout, "Altered by acpscope")
+	if !ok {
+		t.Fatalf("stats says nothing of the alterations:\n%s", table.stdout)
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(part, "\n") {
+		if f := strings.Fields(line); len(f) > 1 {
+			rows[f[0]+" "+f[1]] = strings.Join(f[2:], " ")
+		}
+	}
+	for key, want := range map[string]string{
+		"slow-agent delay": "- - 2 -",
+		"lose-answer drop": "1 - - -",
+		"send send":        "- - - 1",
+	} {
+		if rows[key] != want {
+			t.Errorf("row %q: %q, want %q\n%s", key, rows[key], want, part)
+		}
+	}
+
+	js := runCLI(t, nil, "stats", path, "--format", "json", "--filter", "fault:drop")
+	var out struct {
+		Records int
+		Faults  []faultStatsJSON
+	}
+	if err := json.Unmarshal([]byte(js.stdout), &out); err != nil || js.code != 0 {
+		t.Fatalf("stats --format json: exit %d, %v\n%s", js.code, err, js.stderr)
+	}
+	want := faultStatsJSON{Who: "lose-answer", Action: "drop", Dropped: 1}
+	if out.Records != 1 || len(out.Faults) != 1 || out.Faults[0] != want {
+		t.Errorf("fault:drop: %d records, faults %+v, want 1 and %+v", out.Records, out.Faults, want)
+	}
+
+	plain := runCLI(t, nil, "stats", path, "--filter", "not fault:*")
+	if strings.Contains(plain.stdout, "Altered by acpscope") {
+		t.Errorf("stats of untouched messages lists alterations:\n%s", plain.stdout)
 	}
 }
