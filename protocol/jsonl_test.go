@@ -19,8 +19,9 @@ import (
 //	{"http":{…envelope…}}                      (a status-only exchange)
 //	{"options":{"finished":true}}              (lint options, first line)
 //
-// Any record may add "http":{…} (its envelope), "flags":["partial",…] and
-// "conn":N (its transport connection).
+// Any record may add "http":{…} (its envelope), "flags":["partial",…],
+// "conn":N (its transport connection) and "fault":{…} (what acpscope did
+// to it, a Fault).
 type jsonlLine struct {
 	Dir     string          `json:"dir"`
 	Kind    string          `json:"kind"`
@@ -31,6 +32,7 @@ type jsonlLine struct {
 	HTTP    *wire.Envelope  `json:"http"`
 	Flags   []string        `json:"flags"`
 	Conn    uint32          `json:"conn"`
+	Fault   *Fault          `json:"fault"`
 	Options *struct {
 		Finished bool `json:"finished"`
 	} `json:"options"`
@@ -87,7 +89,7 @@ func (l jsonlLine) msg(t testing.TB, seq uint64) Msg {
 		body = []byte{} // a status-only HTTP exchange
 	}
 	m := FromLine(seq, dir, body)
-	m.HTTP, m.Conn = l.HTTP, l.Conn
+	m.HTTP, m.Conn, m.Fault = l.HTTP, l.Conn, l.Fault
 	if l.Kind != "" {
 		k, ok := wire.ParseKind(l.Kind)
 		if !ok {

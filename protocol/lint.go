@@ -21,6 +21,28 @@ type LintOptions struct {
 // Lint checks a capture's messages, in capture order, against every rule
 // of Rules and returns the findings ordered by their first sequence number.
 func Lint(msgs []Msg, opts LintOptions) []Finding {
+	all := msgs
+	msgs, alt := received(msgs)
+	out := lintReceived(msgs, opts)
+	if alt != nil {
+		byseq := make(map[uint64]*Msg, len(all))
+		for i := range all {
+			byseq[all[i].Seq] = &all[i]
+		}
+		out = alt.explain(out, byseq)
+	}
+	kept := out[:0]
+	for _, f := range out {
+		if f.Severity >= opts.MinSeverity {
+			kept = append(kept, f)
+		}
+	}
+	sort.SliceStable(kept, func(i, j int) bool { return firstSeq(kept[i]) < firstSeq(kept[j]) })
+	return kept
+}
+
+// lintReceived runs every rule over msgs, as their receivers saw them.
+func lintReceived(msgs []Msg, opts LintOptions) []Finding {
 	// Each connection has its own lifecycle and id spaces; the server's
 	// connection ids are shared knowledge across them.
 	var all []Finding
@@ -40,14 +62,7 @@ func Lint(msgs []Msg, opts LintOptions) []Finding {
 	if opts.Schema != nil {
 		all = append(all, opts.Schema.Lint(msgs)...)
 	}
-	out := all[:0]
-	for _, f := range all {
-		if f.Severity >= opts.MinSeverity {
-			out = append(out, f)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return firstSeq(out[i]) < firstSeq(out[j]) })
-	return out
+	return all
 }
 
 // byConn splits msgs by connection, each keeping capture order.

@@ -92,6 +92,7 @@ const (
 	refHTTPNeg      = "ACP RFD streamable HTTP §Content Negotiation and Validation"
 	refHTTPRouting  = "ACP RFD streamable HTTP §Unified Endpoint Routing"
 	refHTTPFlow     = "ACP RFD streamable HTTP §Message Flow"
+	refFaults       = "acpscope fault plans (README §Faults)"
 	refWebSocket    = "ACP RFD streamable HTTP §WebSocket Request Flow"
 	refHTTP2        = "ACP RFD streamable HTTP §Adds an HTTP Transport (Requires HTTP/2); §Content Negotiation and Validation"
 )
@@ -156,6 +157,8 @@ var rules = []Rule{
 	{"acp/version-update", Warning, "session/update variant of the v2 draft (state_update, user_message, …) under negotiated v1", refV2},
 	{"acp/enum-value", Warning, "enum value outside its list: v1 enums are closed; in v2 custom values start with _ and other values are reserved for ACP", refV2Enum},
 	{"acp/v2-turn-end", Warning, "v2 prompt accepted but its turn never ended with state_update idle by the end of a finished capture", refV2Prompt},
+
+	{"acpscope/altered", Info, "acpscope altered traffic in this capture (fault plan, hold, send); findings judge what each side received and name the alterations behind them", refFaults},
 
 	{"chain/wrapper-shape", Error, "proxy-chain successor wrapper whose params are not {method, params?}", refChain},
 	{"chain/wrapper-kind", Error, "_proxy/successor/request sent without an id, or _proxy/successor/notification with one", refChain},
