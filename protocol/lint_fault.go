@@ -24,8 +24,15 @@ type alterations struct {
 	first   []uint64          // the altered seqs, in capture order
 }
 
-// received returns the messages as their receivers saw them, and what
-// acpscope altered; msgs is returned as it is when nothing was.
+// Received returns the messages as their receivers saw them: what lint
+// judges and diff compares. msgs is returned as it is when acpscope
+// altered nothing.
+func Received(msgs []Msg) []Msg {
+	out, _ := received(msgs)
+	return out
+}
+
+// received is Received, and what acpscope altered (nil when nothing).
 func received(msgs []Msg) ([]Msg, *alterations) {
 	var alt *alterations
 	for i := range msgs {

@@ -19,6 +19,30 @@ type CaptureDiff struct {
 	Meta []Change
 	// Latency compares per-method response times.
 	Latency []LatencyDelta
+	// AlteredA and AlteredB list the messages acpscope altered on each
+	// side (fault plans, holds, sends). Entries compare what each side
+	// received, so a dropped message is among these, not a gap.
+	AlteredA []Altered
+	AlteredB []Altered
+}
+
+// Altered is one message acpscope altered in a capture.
+type Altered struct {
+	Seq    uint64          `json:"seq"`
+	Dir    string          `json:"dir"`
+	Method string          `json:"method,omitempty"`
+	Fault  *protocol.Fault `json:"fault"`
+}
+
+// altered lists the messages of msgs that carry a fault.
+func altered(msgs []protocol.Msg) []Altered {
+	var out []Altered
+	for _, m := range msgs {
+		if m.Fault != nil {
+			out = append(out, Altered{Seq: m.Seq, Dir: m.Dir.String(), Method: m.Method, Fault: m.Fault})
+		}
+	}
+	return out
 }
 
 // LatencyDelta is one method's median latency on each side.
@@ -35,7 +59,8 @@ func (d *CaptureDiff) Same() bool { return Mismatches(d.Entries) == 0 && len(d.M
 
 // DiffConversations aligns a and b (both directions) and compares them.
 func DiffConversations(a, b []protocol.Msg, opts CompareOptions, strict bool) *CaptureDiff {
-	a, b = Protocol(a), Protocol(b)
+	altA, altB := altered(a), altered(b)
+	a, b = Protocol(protocol.Received(a)), Protocol(protocol.Received(b))
 	peerA, peerB := protocol.Pair(a), protocol.Pair(b)
 	if opts.Binder == nil {
 		opts.Binder, opts.Learn = NewBinder(), true
@@ -43,6 +68,7 @@ func DiffConversations(a, b []protocol.Msg, opts CompareOptions, strict bool) *C
 	d := &CaptureDiff{Entries: Compare(Fold(a, strict), Fold(b, strict), opts)}
 	d.Meta = initializeChanges(a, b)
 	d.Latency = latencyDeltas(latencies(a, peerA), latencies(b, peerB))
+	d.AlteredA, d.AlteredB = altA, altB
 	return d
 }
 
@@ -127,13 +153,30 @@ func (d *CaptureDiff) WriteText(w io.Writer, nameA, nameB string) {
 			fmt.Fprintf(w, "      %s\n", c)
 		}
 	}
-	fmt.Fprintln(w, "messages:")
+	if len(d.AlteredA)+len(d.AlteredB) > 0 {
+		fmt.Fprintln(w, "messages (as each side received them):")
+	} else {
+		fmt.Fprintln(w, "messages:")
+	}
 	WriteEntries(w, d.Entries, "A", "B")
+	writeAltered(w, "A", nameA, d.AlteredA)
+	writeAltered(w, "B", nameB, d.AlteredB)
 	if len(d.Latency) > 0 {
 		fmt.Fprintln(w, "latency (median per method, A → B, and how many responses each had):")
 		for _, l := range d.Latency {
 			fmt.Fprintf(w, "      %-28s %10s → %-10s %s  (%d/%d)\n", l.Method, fmtLatency(l.A, l.CountA), fmtLatency(l.B, l.CountB), delta(l), l.CountA, l.CountB)
 		}
+	}
+}
+
+// writeAltered lists what acpscope altered on one side, when anything.
+func writeAltered(w io.Writer, side, name string, alt []Altered) {
+	if len(alt) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "altered by acpscope in %s (%s): %s\n", side, name, Count(len(alt), "message", "messages"))
+	for _, a := range alt {
+		fmt.Fprintf(w, "  ⚑ %s #%d %s %s: %s\n", side, a.Seq, a.Dir, a.Method, a.Fault)
 	}
 }
 
@@ -188,7 +231,11 @@ func (d *CaptureDiff) MarshalJSON() ([]byte, error) {
 		Entries []JSONEntry    `json:"entries"`
 		Meta    []Change       `json:"meta"`
 		Latency []LatencyDelta `json:"latency"`
-	}{d.Same(), JSONEntries(d.Entries), nonNil(d.Meta), d.Latency})
+		// Present only when acpscope altered a side, so diffs of
+		// ordinary captures read as before.
+		AlteredA []Altered `json:"alteredA,omitempty"`
+		AlteredB []Altered `json:"alteredB,omitempty"`
+	}{d.Same(), JSONEntries(d.Entries), nonNil(d.Meta), d.Latency, d.AlteredA, d.AlteredB})
 }
 
 func nonNil(c []Change) []Change {

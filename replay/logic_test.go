@@ -413,3 +413,40 @@ func TestLatencyColumns(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffAltered compares a clean conversation with one a fault plan
+// altered: entries compare what each side received (a dropped chunk is
+// missing, a duplicate extra, a rewritten one changed, never its
+// original), and the alterations are listed with their rules.
+func TestDiffAltered(t *testing.T) {
+	a := demoConv("s1", "end_turn", "Hel", "lo", "!")
+	b := demoConv("s1", "end_turn", "Hel", "lo", "!")
+	plan := func(id uint64, rule, action, stage string) *protocol.Fault {
+		return &protocol.Fault{ID: id, Rule: rule, Action: action, Stage: stage, By: protocol.ByPlan}
+	}
+	// b: 6 Hel, 7 lo, 8 !, 9 the answer. "lo" is dropped, "!" rewritten.
+	b[6].Fault = plan(1, "lose", protocol.ActionDrop, protocol.StageDropped)
+	b[7].Fault = plan(2, "shout", protocol.ActionRewrite, protocol.StageReplaced)
+	copyOf := b[7]
+	copyOf.Seq, copyOf.Body = 10, []byte(strings.Replace(string(copyOf.Body), `"!"`, `"!!!"`, 1))
+	copyOf.Fault = plan(2, "shout", protocol.ActionRewrite, protocol.StageForwarded)
+	b = append(b[:8], append([]protocol.Msg{copyOf}, b[8:]...)...)
+
+	d := DiffConversations(a, b, CompareOptions{Ignore: Ignore(DefaultIgnore)}, true)
+	if d.Same() {
+		t.Fatal("an altered conversation reported the same")
+	}
+	if len(d.AlteredA) != 0 || len(d.AlteredB) != 3 {
+		t.Fatalf("altered: A %d, B %d, want 0 and 3", len(d.AlteredA), len(d.AlteredB))
+	}
+	var text bytes.Buffer
+	d.WriteText(&text, "clean.acpscope", "faulted.acpscope")
+	golden(t, "diff-altered.txt", text.Bytes())
+	js, err := d.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(js), `"alteredB":[{"seq":7,"dir":"agent","method":"session/update","fault":{"id":1,"action":"drop"`) {
+		t.Errorf("JSON lacks the dropped message:\n%s", js)
+	}
+}

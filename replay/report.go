@@ -22,7 +22,7 @@ func WriteEntries(w io.Writer, entries []Entry, oldName, newName string) {
 		case OpAdded:
 			fmt.Fprintf(w, "+ extra    %s #%d %s\n", newName, e.B.First().Seq, describe(e.B))
 		case OpChanged:
-			fmt.Fprintf(w, "~ changed  %s #%d ↔ %s #%d %s\n", oldName, e.A.First().Seq, newName, e.B.First().Seq, describe(e.A))
+			fmt.Fprintf(w, "~ changed  %s #%d ↔ %s #%d %s%s\n", oldName, e.A.First().Seq, newName, e.B.First().Seq, describe(e.A), faultMark(e.B.First()))
 			for _, c := range e.Changes {
 				fmt.Fprintf(w, "      %s\n", c)
 			}
@@ -39,7 +39,20 @@ func describe(it *Item) string {
 	if it.Folded() && it.Text != "" {
 		s += " " + short(quote(it.Text))
 	}
-	return s
+	return s + faultMark(m)
+}
+
+// faultMark says, after a message's description, that acpscope altered
+// it: " ⚑ dropped by rule lose-answers".
+func faultMark(m *protocol.Msg) string {
+	f := m.Fault
+	switch {
+	case f == nil:
+		return ""
+	case f.Rule != "":
+		return " ⚑ " + f.Stage + " by rule " + f.Rule
+	}
+	return " ⚑ " + f.Stage + " by " + f.By
 }
 
 func dirLabel(m *protocol.Msg) string {
