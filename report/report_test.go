@@ -13,6 +13,7 @@ import (
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/internal/testkit"
 	"github.com/acpscope/acpscope/protocol"
+	"github.com/acpscope/acpscope/wire"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -167,4 +168,36 @@ func data(t testing.TB, page []byte) tableDoc {
 		t.Fatalf("the page's data: %v", err)
 	}
 	return doc
+}
+
+// TestAlteredMarked checks that a message acpscope altered carries its
+// fault into the page's table (the row's ⚑ and its detail), and that
+// lint's finding on the capture's alterations is listed.
+func TestAlteredMarked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "faulted.acpscope")
+	w, err := capture.Create(path, capture.WriterOptions{NoSync: true, NoFeed: true, Meta: capture.Meta{Transport: "stdio"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Chunk(0, capture.StreamClient, 1, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`+"\n"))
+	w.Altered(0, wire.DirAgent, 2, []byte(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}`), nil,
+		&protocol.Fault{ID: 1, Action: protocol.ActionDelay, Stage: protocol.StageForwarded, Rule: "slow-agent", By: protocol.ByPlan, Arrived: 1, Note: "delay 500ms"})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	page := render(t, open(t, path), Options{})
+	doc := data(t, page)
+	if len(doc.Rows) != 2 || doc.Rows[0].Fault != "" {
+		t.Fatalf("rows %+v", doc.Rows)
+	}
+	if want := "forwarded (delay by rule slow-agent, #1): delay 500ms"; doc.Rows[1].Fault != want {
+		t.Errorf("the altered row says %q, want %q", doc.Rows[1].Fault, want)
+	}
+	found := false
+	for _, f := range doc.Findings {
+		found = found || f.Rule == "acpscope/altered"
+	}
+	if !found {
+		t.Errorf("no acpscope/altered finding in %+v", doc.Findings)
+	}
 }

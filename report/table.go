@@ -29,6 +29,9 @@ type row struct {
 	Parent  uint64         `json:"pa,omitempty"`
 	Code    int64          `json:"ec,omitempty"`
 	HTTP    *wire.Envelope `json:"h,omitempty"`
+	// Fault says what acpscope did to the message (a fault plan, a hold,
+	// a hand-sent message); the row is marked with ⚑.
+	Fault string `json:"ft,omitempty"`
 	// Body is the exact bytes as text, or in base64 when they are not
 	// UTF-8 (Enc "base64"); a folded body holds only its beginning.
 	Body   string `json:"b"`
@@ -76,7 +79,7 @@ func tableRow(r *capture.Record, t0 int64, o *Options) row {
 	rw := row{
 		Seq: r.Seq, T: ms(r.Time - t0), Dir: "a", Kind: r.Kind.String(), Method: r.Method,
 		ID: string(r.ID), Session: r.Session, Size: r.Size, Peer: r.Peer, Conn: r.Conn,
-		Parent: r.Parent, Code: r.ErrorCode, HTTP: r.HTTP,
+		Parent: r.Parent, Code: r.ErrorCode, HTTP: r.HTTP, Fault: r.Fault.String(),
 	}
 	if r.Dir == wire.DirClient {
 		rw.Dir = "c"

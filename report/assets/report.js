@@ -84,7 +84,7 @@
   }
   function fmtMs(ms) { return ms >= 1000 ? (ms / 1000).toFixed(2) + " s" : ms.toFixed(1) + " ms"; }
   function problem(r) {
-    return r.k === "error" || r.k === "invalid-json" || r.k === "invalid-utf8" || findingsOf.has(r.s);
+    return r.k === "error" || r.k === "invalid-json" || r.k === "invalid-utf8" || findingsOf.has(r.s) || !!r.ft;
   }
 
   function drawRow(i) {
@@ -97,7 +97,7 @@
       el("span", "", r.m || (r.h && r.h.stream === "http" ? r.h.method + " " + r.h.status : "")),
       el("span", "", r.i || ""), el("span", "", r.ss || ""),
       el("span", "num", fmtSize(r.z)), el("span", "num", r.l ? fmtMs(r.l) : ""),
-      el("span", "mark", findingsOf.has(r.s) ? "!" : ""));
+      el("span", "mark", (findingsOf.has(r.s) ? "!" : "") + (r.ft ? "⚑" : "")));
     e.title = "#" + r.s + " " + (r.m || r.k);
     return e;
   }
@@ -116,7 +116,7 @@
     if (!haystacks) haystacks = new Array(rows.length);
     if (haystacks[i] === undefined) {
       var r = rows[i];
-      haystacks[i] = ["#" + r.s, r.k, r.m, r.i, r.ss, r.f, r.d === "c" ? "client" : "agent", r.e === "base64" ? "" : r.b]
+      haystacks[i] = ["#" + r.s, r.k, r.m, r.i, r.ss, r.f, r.ft, r.d === "c" ? "client" : "agent", r.e === "base64" ? "" : r.b]
         .join("\n").toLowerCase();
     }
     return haystacks[i];
@@ -225,6 +225,7 @@
       else { var ans = rows[bySeq.get(r.p)]; if (ans && ans.l) peer.append(document.createTextNode(" after " + fmtMs(ans.l))); }
       d.append(peer);
     }
+    if (r.ft) d.append(el("p", "fault", "⚑ altered by acpscope: " + r.ft));
     (findingsOf.get(r.s) || []).forEach(function (f) {
       d.append(el("p", "finding", f.sev + " " + f.rule + ": " + f.msg));
     });
