@@ -45,9 +45,12 @@ func Fold(msgs []protocol.Msg, strict bool) []Item {
 	for i := range msgs {
 		m := &msgs[i]
 		sub, text := protocol.UpdateOf(m)
-		if !strict && protocol.IsMessageChunk(sub) && len(items) > 0 {
+		// A chunk that never reached its receiver (dropped by a fault
+		// plan, or replaced) stands alone: joined, its text would read
+		// as received.
+		if !strict && protocol.IsMessageChunk(sub) && len(items) > 0 && m.Fault.Delivered() {
 			last := &items[len(items)-1]
-			if last.Update == sub && last.First().Session == m.Session {
+			if last.Update == sub && last.First().Session == m.Session && last.Msgs[len(last.Msgs)-1].Fault.Delivered() {
 				last.Msgs = append(last.Msgs, m)
 				last.Text += text
 				continue

@@ -450,3 +450,23 @@ func TestDiffAltered(t *testing.T) {
 		t.Errorf("JSON lacks the dropped message:\n%s", js)
 	}
 }
+
+// TestMermaidAltered checks that the diagram marks what acpscope altered
+// and never joins a dropped chunk's text into the run the client saw.
+func TestMermaidAltered(t *testing.T) {
+	msgs := demoConv("s1", "end_turn", "Hel", "lo", "!")
+	msgs[6].Fault = &protocol.Fault{ID: 1, Action: protocol.ActionDrop, Stage: protocol.StageDropped, Rule: "lose", By: protocol.ByPlan}
+	var buf bytes.Buffer
+	if err := WriteMermaid(&buf, msgs); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"agent_message_chunk ⚑ dropped by rule lose", "A-)C: session/update agent_message_chunk\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the diagram lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "×") {
+		t.Errorf("a dropped chunk was folded into a run:\n%s", out)
+	}
+}

@@ -50,7 +50,7 @@ func label(it *Item) string {
 	if len(m.ID) > 0 && (m.Kind == wire.KindRequest || m.Kind.IsResponse()) {
 		s += " [" + strings.Trim(string(m.ID), `"`) + "]"
 	}
-	return s
+	return s + faultMark(m)
 }
 
 // mermaidText keeps a label on one line and away from Mermaid's syntax:
