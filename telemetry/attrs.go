@@ -67,6 +67,11 @@ const (
 	keyPlanDone      = attribute.Key("acp.plan.completed")
 	keyModeID        = attribute.Key("acp.mode.id")
 	keyStderrText    = attribute.Key("acp.stderr.text")
+	keyFaultID       = attribute.Key("acp.fault.id")     // the alteration; its records share it
+	keyFaultAction   = attribute.Key("acp.fault.action") // drop, delay, rewrite, answer, hold, send…
+	keyFaultStage    = attribute.Key("acp.fault.stage")  // dropped, replaced, forwarded, injected
+	keyFaultRule     = attribute.Key("acp.fault.rule")   // the fault plan's rule
+	keyFaultBy       = attribute.Key("acp.fault.by")     // plan, intercept or send
 	keyFrameKind     = attribute.Key("acp.frame.kind")
 	keyTransport     = attribute.Key("acp.transport")
 	keyCapture       = attribute.Key("acp.capture")

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -124,6 +125,9 @@ func (b *Builder) Record(rec *capture.Record) {
 	b.last = max(b.last, rec.Time)
 	c := b.conn(rec)
 	c.last = max(c.last, rec.Time)
+	if rec.Fault != nil && !b.altered(c, rec) {
+		return
+	}
 	switch rec.Kind {
 	case wire.KindRequest:
 		c.msgs++
@@ -327,6 +331,25 @@ func (b *Builder) stderrLine(c *connState, rec *capture.Record) {
 		return
 	}
 	c.span.event("acp.stderr", at0(rec.Time), attrs)
+}
+
+// altered notes on the running turn (else the connection) that acpscope
+// altered rec, and reports whether rec reached its receiver, so spans
+// show what each side received, as lint judges it: a dropped answer
+// leaves its request unanswered, with this event saying why. A request
+// acpscope answered in the other side's place still opens its span, so
+// the made-up answer ends it.
+func (b *Builder) altered(c *connState, rec *capture.Record) bool {
+	f := rec.Fault
+	attrs := trace.WithAttributes(keySeq.Int64(int64(rec.Seq)), keyFaultID.Int64(int64(f.ID)),
+		keyFaultAction.String(f.Action), keyFaultStage.String(f.Stage), keyFaultRule.String(f.Rule),
+		keyFaultBy.String(f.By), semconv.RPCMethodKey.String(rec.Method))
+	if turn := b.latestTurn(rec.Conn); turn != nil {
+		turn.span.event("acp.fault", at0(rec.Time), attrs)
+	} else {
+		c.span.event("acp.fault", at0(rec.Time), attrs)
+	}
+	return f.Delivered() || f.Action == protocol.ActionAnswer
 }
 
 // oddFrame notes on the connection's span a frame that is not a

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpscope/acpscope/protocol"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -320,5 +321,41 @@ func TestConnectionsAreBounded(t *testing.T) {
 	}
 	if len(exp.GetSpans()) != n || len(ids) != n {
 		t.Fatalf("%d connection spans with %d distinct ids, want %d", len(exp.GetSpans()), len(ids), n)
+	}
+}
+
+// TestFaults checks that what acpscope altered shows as acp.fault events
+// and that spans follow what each side received: a dropped answer leaves
+// its turn unanswered, a request answered in the agent's place still
+// gets its span, ended by the made-up answer.
+func TestFaults(t *testing.T) {
+	plan := func(s step, id uint64, rule, action, stage string) step {
+		s.fault = &protocol.Fault{ID: id, Rule: rule, Action: action, Stage: stage, By: protocol.ByPlan}
+		return s
+	}
+	spans := build(t, []step{
+		client(0, `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`),
+		plan(agent(3, `{"jsonrpc":"2.0","id":9,"method":"fs/read_text_file","params":{"sessionId":"s1","path":"/a"}}`), 1, "no-files", protocol.ActionAnswer, protocol.StageDropped),
+		plan(client(3, `{"jsonrpc":"2.0","id":9,"error":{"code":-32603,"message":"refused"}}`), 1, "no-files", protocol.ActionAnswer, protocol.StageInjected),
+		plan(agent(20, `{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}`), 2, "lose", protocol.ActionDrop, protocol.StageDropped),
+		stderr(30, `done`),
+	}, BuilderOptions{})
+	turn := named(t, spans, "session/prompt")
+	if got := attr(turn, "acp.unanswered"); got != "true" {
+		t.Errorf("the turn whose answer was dropped: acp.unanswered = %s, want true", got)
+	}
+	read := named(t, spans, "fs/read_text_file")
+	if got := attr(read, "rpc.jsonrpc.error_code"); got != "-32603" {
+		t.Errorf("the request answered by acpscope: error code %s, want -32603", got)
+	}
+	var got []string
+	for _, e := range turn.Events {
+		if e.Name == "acp.fault" {
+			got = append(got, eventAttr(e.Attributes, "acp.fault.rule")+"/"+eventAttr(e.Attributes, "acp.fault.action")+"/"+eventAttr(e.Attributes, "acp.fault.stage"))
+		}
+	}
+	want := []string{"no-files/answer/dropped", "no-files/answer/injected", "lose/drop/dropped"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("acp.fault events on the turn: %q, want %q", got, want)
 	}
 }

@@ -45,6 +45,7 @@ type step struct {
 	dir    wire.Dir
 	line   string
 	stderr bool
+	fault  *protocol.Fault // what acpscope did to it, if anything
 }
 
 func client(at int64, line string) step { return step{at: at, dir: wire.DirClient, line: line} }
@@ -62,6 +63,7 @@ func records(steps []step) []capture.Record {
 			m.Kind = wire.KindStderr
 		}
 		m.Time = testMeta.Start.Add(time.Duration(s.at) * time.Millisecond).UnixNano()
+		m.Fault = s.fault
 		out = append(out, capture.Record{Msg: m, Size: int64(len(s.line))})
 	}
 	protocol.Pair(msgsOf(out))
