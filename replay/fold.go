@@ -40,17 +40,19 @@ func (it *Item) Key() string {
 // strict: runs are compared as joined text, the split into chunks being
 // the model's whim. (The transcript joins chunks for display; here only
 // each run's joined text is needed.)
-func Fold(msgs []protocol.Msg, strict bool) []Item {
+func Fold(msgs []protocol.Msg, strict bool) []Item { return fold(msgs, strict, false) }
+
+// fold is Fold; apart keeps a chunk that never reached its receiver
+// (dropped by a fault plan, or replaced) out of runs, for drawings of
+// every record, where joined its text would read as received.
+func fold(msgs []protocol.Msg, strict, apart bool) []Item {
 	var items []Item
 	for i := range msgs {
 		m := &msgs[i]
 		sub, text := protocol.UpdateOf(m)
-		// A chunk that never reached its receiver (dropped by a fault
-		// plan, or replaced) stands alone: joined, its text would read
-		// as received.
-		if !strict && protocol.IsMessageChunk(sub) && len(items) > 0 && m.Fault.Delivered() {
+		if !strict && protocol.IsMessageChunk(sub) && len(items) > 0 && (!apart || m.Fault.Delivered()) {
 			last := &items[len(items)-1]
-			if last.Update == sub && last.First().Session == m.Session && last.Msgs[len(last.Msgs)-1].Fault.Delivered() {
+			if last.Update == sub && last.First().Session == m.Session && (!apart || last.Msgs[len(last.Msgs)-1].Fault.Delivered()) {
 				last.Msgs = append(last.Msgs, m)
 				last.Text += text
 				continue

@@ -16,7 +16,7 @@ import (
 func WriteMermaid(w io.Writer, msgs []protocol.Msg) error {
 	var b strings.Builder
 	b.WriteString("sequenceDiagram\n    participant C as Client\n    participant A as Agent\n")
-	items := Fold(msgs, false)
+	items := fold(msgs, false, true)
 	for i := range items {
 		it := &items[i]
 		m := it.First()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/acpscope/acpscope/agent"
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/fault"
 	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/replay"
 	"github.com/acpscope/acpscope/wire"
@@ -27,7 +28,8 @@ func replayHelp() help {
 		usage: "CAPTURE [--session S] [flags] -- AGENT CMD…  |  --as-agent CAPTURE [--session S] [--speed 1|10|max]",
 		example: `  acpscope replay bug.acpscope -- ./my-agent --acp          # exit 0 matches, 1 differs, 2 error
   acpscope replay latest --ignore 'result.usage.**' --timeout 2m -- npx my-agent
-  acpscope replay --as-agent bug.acpscope --speed max        # put this in an editor's agent config`,
+  acpscope replay --as-agent bug.acpscope --speed max        # put this in an editor's agent config
+  acpscope replay slow.acpscope --faults recorded -- ./my-agent   # the same faults, against a new agent`,
 		setup: func(fs *flag.FlagSet) {
 			fs.String("dir", "", "capture directory (default $ACPSCOPE_DIR or ~/.local/state/acpscope/captures)")
 			fs.String("session", "", "replay only this session (and the connection set-up before it)")
@@ -40,6 +42,8 @@ func replayHelp() help {
 			durationFlag(fs, "grace", 2*time.Second, "after the replay, how long the agent gets before SIGTERM, then SIGKILL")
 			fs.String("capture", "", "record the replay to this file (default: a new capture in the capture directory)")
 			fs.Bool("no-capture", false, "do not record the replay")
+			faultFlags(fs)
+			fs.Lookup("faults").Usage += `; "recorded": the capture's own plan and seed, applied again`
 		},
 	}
 }
@@ -89,36 +93,24 @@ func replayAsClient(fs *flag.FlagSet, name string, argv []string) (int, error) {
 	if err != nil {
 		return 2, err
 	}
-	ctx, stop := replaySignals()
-	defer stop()
-	grace, _ := fs.GetDuration("grace")
-	proc, err := agent.Start(ctx, argv, agent.Options{Grace: grace})
+	plan, err := replayPlan(fs, path)
 	if err != nil {
-		var se *agent.StartError
-		if errors.As(err, &se) {
-			se.Hint = agent.HintReplay // the command is replay's, not an editor's
-		}
 		return 2, err
 	}
-	w := openReplayCapture(fs, path, argv)
-	stderrDone := make(chan struct{})
-	go func() { // stderr pump: the agent's log to ours, and into the capture
-		defer close(stderrDone)
-		pumpStderr(proc.Stderr, w)
-	}()
-	opts := replay.ClientOptions{Log: os.Stderr, Ignore: ignoreFlags(fs)}
+	rec = replayView(fs, rec)
+	ctx, stop := replaySignals()
+	defer stop()
+	peer, w, err := startReplayPeer(ctx, fs, path, argv, plan)
+	if err != nil {
+		return 2, err
+	}
+	opts := replay.ClientOptions{Log: os.Stderr, Ignore: ignoreFlags(fs), PeerExit: peer.exitHow, Tap: peer.tap}
 	opts.Strict, _ = fs.GetBool("strict")
 	opts.Timeout, _ = fs.GetDuration("timeout")
-	opts.PeerExit = func() string { return describeExit(proc) }
-	if w != nil {
-		opts.Tap = func(dir wire.Dir, t int64, line []byte) { w.Chunk(0, streamOf(dir), t, line) }
-	}
 	fmt.Fprintf(os.Stderr, "acpscope replay: %d recorded messages from %s against %s\n", len(rec), filepath.Base(path), argv[0])
-	res, runErr := replay.RunClient(ctx, rec, proc.Stdout, proc.Stdin, opts)
-	exit := proc.Shutdown()
-	proc.Stdout.Close()
-	<-stderrDone
-	finishReplayCapture(w, exit)
+	res, runErr := replay.RunClient(ctx, rec, peer.out, peer.in, opts)
+	exit := peer.finish()
+	finishReplayCapture(w, exit, peer.proxied)
 	if runErr != nil {
 		return 2, runErr
 	}
@@ -134,6 +126,56 @@ func replayAsClient(fs *flag.FlagSet, name string, argv []string) (int, error) {
 	}
 	fmt.Fprintln(os.Stderr, "acpscope replay: matches the recording")
 	return 0, nil
+}
+
+// replayPlan is the fault plan --faults names for a replay: a file, a
+// ready-made plan, or "recorded", the capture's own plan and seed.
+func replayPlan(fs *flag.FlagSet, path string) (*fault.Plan, error) {
+	name, _ := fs.GetString("faults")
+	if name != replayRecordedFaults {
+		if name == "" {
+			return nil, nil
+		}
+		plan, err := fault.Load(name)
+		if err != nil {
+			return nil, usageErrorf("--faults: %v", err)
+		}
+		return plan, nil
+	}
+	src, err := capture.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	_, plan, err := recordedPlan(src.Meta(), captureRef(path))
+	if err != nil {
+		return nil, fmt.Errorf("--faults recorded: %w", err)
+	}
+	if plan == nil {
+		return nil, usageErrorf("--faults recorded: %s was not made with --faults; name a plan instead", captureRef(path))
+	}
+	return plan, nil
+}
+
+// replayRecordedFaults is the --faults value that applies a capture's own
+// fault plan again.
+const replayRecordedFaults = "recorded"
+
+// replayView picks what a replay plays and expects of a capture in which
+// acpscope altered messages: with the recorded plan applied again, the
+// agent's messages as the client received them; otherwise everything as
+// each side sent it, saying that the faults are not reproduced.
+func replayView(fs *flag.FlagSet, rec []protocol.Msg) []protocol.Msg {
+	n := replay.CountAltered(rec)
+	if n == 0 {
+		return rec
+	}
+	if name, _ := fs.GetString("faults"); name == replayRecordedFaults {
+		return replay.AsFaulted(rec)
+	}
+	fmt.Fprintf(os.Stderr, "acpscope replay: the capture holds %s acpscope altered; replaying what each side sent, without them (--faults recorded applies its plan again)\n",
+		replay.Count(n, "message", "messages"))
+	return replay.AsSent(rec)
 }
 
 // describeExit says how the agent ended, for a replay it left early; ""
@@ -213,11 +255,13 @@ func openReplayCapture(fs *flag.FlagSet, of string, argv []string) *capture.Writ
 	return w
 }
 
-func finishReplayCapture(w *capture.Writer, exit agent.ExitStatus) {
+func finishReplayCapture(w *capture.Writer, exit agent.ExitStatus, proxied bool) {
 	if w == nil {
 		return
 	}
-	w.EndStream(0, capture.StreamAgent, time.Now().UnixNano())
+	if !proxied { // the proxy ends the streams it recorded
+		w.EndStream(0, capture.StreamAgent, time.Now().UnixNano())
+	}
 	w.UpdateMeta(func(m *capture.Meta) { m.Exit = &capture.Exit{Code: exit.Code, Signal: exit.SignalName()} })
 	if err := w.Close(); err != nil {
 		fmt.Fprintf(os.Stderr, "acpscope replay: closing %s: %v\n", w.Path(), err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -294,5 +295,62 @@ func TestCmdReplayAgentExits(t *testing.T) {
 				t.Fatalf("exit %d, stderr:\n%s\nwant %d and %q", code, errOut, tt.code, tt.want)
 			}
 		})
+	}
+}
+
+// TestCmdReplayFaults records the demo through the stdio proxy under a
+// fault plan, then replays it against a fresh demo agent: without
+// --faults the replay plays what each side sent and says the faults are
+// not reproduced; with --faults recorded it applies the capture's plan
+// and seed again, matches what the client received, and records the
+// same alterations in the same order.
+func TestCmdReplayFaults(t *testing.T) {
+	dir := t.TempDir()
+	orig := filepath.Join(dir, "orig.acpscope")
+	out, errOut, code := acpscope(t, "demo-client", "--", self(), "--capture", orig, "--faults", "flaky-agent", "--", self(), "demo-agent", "--delay", "0")
+	if code != 0 {
+		t.Fatalf("recording under flaky-agent: exit %d\n%s\n%s", code, out, errOut)
+	}
+	altered := func(path string) []string {
+		r, err := capture.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		var got []string
+		if err := r.Scan(1, func(rec *capture.Record) bool {
+			if rec.Fault != nil {
+				// Not by seq: how the two directions interleave in a
+				// capture varies from run to run.
+				got = append(got, fmt.Sprintf("%s %s %s %s", rec.Method, rec.Fault.Rule, rec.Fault.Action, rec.Fault.Stage))
+			}
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	want := altered(orig)
+	if len(want) == 0 {
+		t.Fatal("the flaky-agent plan altered nothing in the recording")
+	}
+
+	out, errOut, code = acpscope(t, "replay", orig, "--no-capture", "--timeout", "1m", "--", self(), "demo-agent", "--delay", "0")
+	if code != 0 || !strings.Contains(errOut, fmt.Sprintf("the capture holds %d messages acpscope altered", len(want))) {
+		t.Errorf("replay without faults: exit %d, want 0 and a word on the altered messages\n%s\n%s", code, out, errOut)
+	}
+
+	again := filepath.Join(dir, "again.acpscope")
+	out, errOut, code = acpscope(t, "replay", orig, "--capture", again, "--faults", "recorded", "--timeout", "1m", "--", self(), "demo-agent", "--delay", "0")
+	if code != 0 || !strings.Contains(out, " 0 differ") {
+		t.Fatalf("replay --faults recorded: exit %d, want 0 and no difference\n%s\n%s", code, out, errOut)
+	}
+	if got := altered(again); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the replay altered\n%s\nwant, as the recording\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	plain := recordDemoCapture(t, demo.AgentOptions{}, demo.ClientOptions{})
+	if _, errOut, code := acpscope(t, "replay", plain, "--faults", "recorded", "--", self(), "demo-agent"); code != 2 || !strings.Contains(errOut, "was not made with --faults") {
+		t.Errorf("--faults recorded of a capture without faults: exit %d, want 2 with a reason\n%s", code, errOut)
 	}
 }

@@ -41,18 +41,26 @@ type faultRun struct {
 // engine (and, with --allow-intercept, the control socket beside the
 // capture). It returns nil when neither flag was given.
 func startFaults(fs *flag.FlagSet, w *capture.Writer) (*faultRun, error) {
-	file, _ := fs.GetString("faults")
+	var plan *fault.Plan
+	if file, _ := fs.GetString("faults"); file != "" {
+		var err error
+		if plan, err = fault.Load(file); err != nil {
+			return nil, usageErrorf("--faults: %v", err)
+		}
+	}
+	return startPlan(fs, w, plan)
+}
+
+// startPlan starts the engine of plan (nil: none), with the
+// interception the flags ask for; nil when there is neither.
+func startPlan(fs *flag.FlagSet, w *capture.Writer, plan *fault.Plan) (*faultRun, error) {
 	allow, _ := fs.GetBool("allow-intercept")
-	if file == "" && !allow {
+	if plan == nil && !allow {
 		return nil, nil
 	}
 	timeout, _ := fs.GetDuration("hold-timeout")
 	opts := fault.Options{AllowIntercept: allow, HoldTimeout: timeout, Warn: warn}
-	if file != "" {
-		plan, err := fault.Load(file)
-		if err != nil {
-			return nil, usageErrorf("--faults: %v", err)
-		}
+	if plan != nil {
 		if !plan.HasSeed {
 			plan.Seed = rand.Int64N(1 << 53)
 		}
@@ -78,6 +86,24 @@ func startFaults(fs *flag.FlagSet, w *capture.Writer) (*faultRun, error) {
 	run.control = fault.Serve(run.engine, ln)
 	warn("interception allowed: control socket " + sock)
 	return run, nil
+}
+
+// recordedPlan is the fault plan a capture's run applied, with the seed
+// it ran with, so that applying it again redoes the same faults; "" text
+// when the run had none.
+func recordedPlan(meta capture.Meta, ref string) (text string, plan *fault.Plan, err error) {
+	text, ok := meta.Notes[noteFaultPlan]
+	if !ok {
+		return "", nil, nil
+	}
+	plan, err = fault.Parse(ref+" (its recorded plan)", []byte(text))
+	if err != nil {
+		return text, nil, err
+	}
+	if seed, err := strconv.ParseInt(meta.Notes[noteFaultSeed], 10, 64); err == nil && !plan.HasSeed {
+		plan.Seed, plan.HasSeed = seed, true
+	}
+	return text, plan, nil
 }
 
 func noteFaults(w *capture.Writer, plan *fault.Plan, allow bool) {
