@@ -97,6 +97,8 @@ type app struct {
 	lib    *library
 	cv     *captureView
 	screen tcell.Screen
+	// heldPage is the open list of held messages, nil when closed.
+	heldPage *heldPage
 
 	mu       sync.Mutex
 	posts    []func()
@@ -305,6 +307,9 @@ func (a *app) globalKeys(ev *tcell.EventKey) *tcell.EventKey {
 
 // typing reports whether an input field has focus, where letters are text.
 func (a *app) typing() bool {
-	_, ok := a.tv.GetFocus().(*tview.InputField)
-	return ok
+	switch a.tv.GetFocus().(type) {
+	case *tview.InputField, *tview.TextArea:
+		return true
+	}
+	return false
 }

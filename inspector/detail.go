@@ -39,7 +39,7 @@ func (cv *captureView) showDetail() {
 	if cv.raw {
 		mode = "raw"
 	}
-	cv.detail.SetTitle(fmt.Sprintf(" #%d %s (r raw, x expand, p pair, w save, y copy) ", r.Seq, mode))
+	cv.detail.SetTitle(fmt.Sprintf(" #%d %s (b raw, x expand, p pair, w save, y copy) ", r.Seq, mode))
 	render := func() string {
 		return renderDetail(cv.src, &r, cv.raw, cv.expand, cv.findingText(r.Seq))
 	}

@@ -46,7 +46,7 @@ func TestDetailFoldsBlobsAndShowsRaw(t *testing.T) {
 	h.waitFor("QUJDQUJD")
 	h.typeKeys("x")
 	h.typeKeys("G") // #13, raw view keeps the wire bytes
-	h.typeKeys("r")
+	h.typeKeys("b")
 	h.waitFor("#13 raw", `{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}`)
 }
 

@@ -14,6 +14,7 @@ const (
 	filterLabel   = "filter: "
 	searchLabel   = "/"
 	gotoLabel     = "go to #"
+	holdLabel     = "intercept: "
 	progressEvery = 100 * time.Millisecond
 	// pollLive is how often a filter over a live capture looks for new
 	// records once it has caught up.
@@ -39,6 +40,9 @@ func (cv *captureView) openBar(mode string) {
 	case "goto":
 		cv.bar.SetLabel(gotoLabel)
 		cv.bar.SetText("")
+	case "intercept":
+		cv.bar.SetLabel(holdLabel)
+		cv.bar.SetText(cv.filter.Source())
 	}
 	cv.root.ResizeItem(cv.bar, 1, 0)
 	cv.root.ResizeItem(cv.state, 0, 0)
@@ -62,8 +66,11 @@ func (cv *captureView) barChanged(text string) {
 	if errors.As(err, &fe) {
 		cv.bar.SetFieldBackgroundColor(barBad)
 		label := len(filterLabel)
-		if cv.barMode == "search" {
+		switch cv.barMode {
+		case "search":
 			label = len(searchLabel)
+		case "intercept":
+			label = len(holdLabel)
 		}
 		cv.message = fmt.Sprintf("%s^ at byte %d: %s", strings.Repeat(" ", label+fe.Pos), fe.Pos, fe.Msg)
 		return
@@ -95,9 +102,12 @@ func (cv *captureView) barDone(key tcell.Key) {
 			return // stay in the bar; the error is shown
 		}
 		cv.closeBar()
-		if mode == "filter" {
+		switch mode {
+		case "filter":
 			cv.applyFilter(text)
-		} else {
+		case "intercept":
+			cv.startIntercept(text)
+		default:
 			cv.startSearch(text)
 		}
 	case tcell.KeyEscape:

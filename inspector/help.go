@@ -37,7 +37,7 @@ var bindings = []struct {
 	}},
 	{"show", []binding{
 		{"t", "time column: absolute or Δ since the previous row"},
-		{"r", "detail: raw wire bytes or pretty JSON"},
+		{"b", "detail: raw wire bytes or pretty JSON"},
 		{"x", "detail: expand folded JSON and base64 blobs"},
 		{"F", "follow a live capture; ▼ N new when scrolled up"},
 		{"c", "conversation by prompt turn; Enter jumps to it"},
@@ -46,6 +46,13 @@ var bindings = []struct {
 		{"w", "save the message's exact bytes to a file"},
 		{"y", "copy the message to the clipboard (OSC 52)"},
 		{"?", "this help"},
+	}},
+	{"intercept (a live capture; its proxy run with --allow-intercept)", []binding{
+		{"i", "hold what a filter matches (again: stop)"},
+		{"h", "the held messages, where these keys act:"},
+		{"  f e x I", "forward / edit, forward / drop / release all"},
+		{"S", "send a new message to the agent or the client"},
+		{"r R", "resend the message as it was / edited first"},
 	}},
 	{"library", []binding{
 		{"Enter", "open the capture, connection or session"},

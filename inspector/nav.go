@@ -78,9 +78,19 @@ func (cv *captureView) tableRune(ev *tcell.EventKey) *tcell.EventKey {
 		cv.toggleMarkedOnly()
 	case 't':
 		cv.rows.delta = !cv.rows.delta
-	case 'r':
+	case 'b':
 		cv.raw = !cv.raw
 		cv.showDetail()
+	case 'i':
+		cv.toggleIntercept()
+	case 'h':
+		cv.showHeld()
+	case 'S':
+		cv.sendNew()
+	case 'r':
+		cv.resend(false)
+	case 'R':
+		cv.resend(true)
 	case 'x':
 		cv.expand = !cv.expand
 		cv.showDetail()

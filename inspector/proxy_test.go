@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/fault"
 	"github.com/acpscope/acpscope/internal/demo"
 	"github.com/acpscope/acpscope/proxy"
 	"github.com/gdamore/tcell/v2"
@@ -24,6 +25,8 @@ import (
 const (
 	envRole    = "ACPSCOPE_INSPECTOR_ROLE"
 	envCapture = "ACPSCOPE_INSPECTOR_CAPTURE"
+	// envIntercept, set to 1, starts the proxy as --allow-intercept does.
+	envIntercept = "ACPSCOPE_INSPECTOR_INTERCEPT"
 )
 
 // runRole runs the part envRole names, if any, and returns its exit code.
@@ -47,12 +50,25 @@ func runProxy(path string) int {
 		os.Stderr.WriteString(err.Error() + "\n")
 		return 1
 	}
-	res, err := proxy.Stdio(context.Background(), proxy.StdioConfig{
+	cfg := proxy.StdioConfig{
 		Argv:     []string{os.Args[0], "-test.run=^$"},
 		Env:      append(os.Environ(), envRole+"=agent"),
 		Recorder: w,
 		Grace:    2 * time.Second,
-	})
+	}
+	if os.Getenv(envIntercept) == "1" {
+		engine := fault.New(fault.Options{AllowIntercept: true, HoldTimeout: waitLimit, Warn: func(s string) { os.Stderr.WriteString(s + "\n") }})
+		ln, _, err := capture.ListenControl(path, func(s string) { os.Stderr.WriteString(s + "\n") })
+		if err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			return 1
+		}
+		ctl := fault.Serve(engine, ln)
+		defer ctl.Close()
+		defer engine.Close()
+		cfg.Intercept = engine
+	}
+	res, err := proxy.Stdio(context.Background(), cfg)
 	w.UpdateMeta(func(m *capture.Meta) { m.Exit = &capture.Exit{Code: res.Exit.Code} })
 	if cerr := w.Close(); cerr != nil && err == nil {
 		err = cerr
@@ -71,10 +87,10 @@ type proxyProcess struct {
 }
 
 // startProxy starts the proxy writing path and waits for its feed.
-func startProxy(t *testing.T, path string) *proxyProcess {
+func startProxy(t *testing.T, path string, env ...string) *proxyProcess {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envRole+"=proxy", envCapture+"="+path)
+	cmd.Env = append(append(os.Environ(), envRole+"=proxy", envCapture+"="+path), env...)
 	cmd.Stderr = os.Stderr
 	toAgent, err := cmd.StdinPipe()
 	if err != nil {

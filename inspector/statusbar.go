@@ -26,6 +26,9 @@ func (cv *captureView) stateText(width int) string {
 		mode += "raw "
 	}
 	left := []string{"[black:aqua]" + mode + "[-:-]"}
+	if hold := cv.interceptText(width / 3); hold != "" {
+		left = append(left, hold)
+	}
 	var right []string
 	if f := cv.followText(); f != "" {
 		right = append(right, f)
@@ -109,10 +112,12 @@ func (cv *captureView) hints() string {
 	switch {
 	case cv.barMode == "goto":
 		return "Enter go to the message  Esc cancel"
+	case cv.barMode == "intercept":
+		return "Enter hold what this filter matches  Esc cancel  ? grammar"
 	case cv.barMode != "":
 		return "Enter apply  Esc cancel  ? grammar"
 	case cv.detailFocus:
-		return "↑↓ scroll  Tab table  Esc back  r raw  x expand  p pair  w save  y copy  ? help"
+		return "↑↓ scroll  Tab table  Esc back  b raw  x expand  p pair  w save  y copy  ? help"
 	}
 	return "f filter  / search  : go to  p pair  l lint  c chat  s stats  ? help  Q quit"
 }

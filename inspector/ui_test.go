@@ -100,7 +100,7 @@ func TestHelpListsEveryKey(t *testing.T) {
 	h.waitFor("acpscope inspect — keys")
 	screen := h.text()
 	for _, k := range []string{"j", "k", "↑", "↓", "g", "G", "PgUp", "PgDn", "Enter", "Esc", "q", "Q", "Tab",
-		"/", "n", "N", "f", "F", "p", "c", "s", "m", "M", "t", "w", "?", "r", "x", "y", "d", ":", "l", "R"} {
+		"/", "n", "N", "f", "F", "p", "c", "s", "m", "M", "t", "w", "?", "b", "x", "y", "d", ":", "l", "R", "r", "i", "h", "S", "I", "e"} {
 		found := false
 		for _, g := range bindings {
 			for _, b := range g.keys {

@@ -61,6 +61,9 @@ type captureView struct {
 
 	convo *conversation
 	stats *statsView
+	// ctl is the link to a live capture's proxy for intercept and send,
+	// nil until the user asks for one of them.
+	ctl *control
 }
 
 // showCapture opens src in the capture view; filter, when set, is applied
@@ -150,6 +153,7 @@ func (cv *captureView) loadFindings() {
 // close stops the view's workers; the caller closes the source after the
 // workers are gone.
 func (cv *captureView) close() {
+	cv.closeControl() // the proxy forwards unchanged whatever was held
 	cv.filterJob.stop()
 	cv.searchJob.stop()
 	cv.follower.stop()
