@@ -11,8 +11,10 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"sync"
+	"sync/atomic"
 
 	"github.com/acpscope/acpscope/internal/tap"
+	"github.com/acpscope/acpscope/wire"
 )
 
 // ConnectOptions configure Connect, the bridge that lets a stdio-only
@@ -36,6 +38,10 @@ type ConnectOptions struct {
 	Stdout         io.Writer
 	// Recorder receives every message; nil records nothing.
 	Recorder tap.Recorder
+	// Intercept, when set, sees every whole message and decides what is
+	// delivered (a fault plan, messages held or sent by hand), at the
+	// editor's stdio side. Nil, the default, carries messages as they come.
+	Intercept tap.Interceptor
 	// Warn receives one line per problem worth telling the user.
 	Warn func(string)
 	// Info receives one line saying which HTTP version connect speaks,
@@ -63,6 +69,9 @@ func Connect(ctx context.Context, opts ConnectOptions) error {
 		return errors.New("connect: H2C and HTTP1 both set; choose cleartext HTTP/2 or HTTP/1.1")
 	}
 	c := &connector{opts: opts, rec: tap.Or(opts.Recorder), url: u, lost: make(chan error, 1)}
+	if opts.Intercept != nil {
+		c.fullRec, c.rec = c.rec, statusOnly{c.rec}
+	}
 	c.jar, _ = cookiejar.New(nil)
 	var l link
 	switch u.Scheme {
@@ -98,8 +107,9 @@ type link interface {
 // run carries stdin to the link until stdin ends, the link is lost or ctx
 // ends, then closes the link.
 func (b *connector) run(ctx context.Context, l link) error {
+	send := b.intercept(l)
 	stdinDone := make(chan error, 1)
-	go func() { stdinDone <- readLines(b.opts.Stdin, l.send) }() // stdin pump: ends at EOF or a fatal error
+	go func() { stdinDone <- readLines(b.opts.Stdin, send) }() // stdin pump: ends at EOF or a fatal error
 	var result error
 	select {
 	case result = <-stdinDone:
@@ -107,7 +117,13 @@ func (b *connector) run(ctx context.Context, l link) error {
 	case <-ctx.Done():
 		result = ctx.Err()
 	}
+	if b.ic != nil && result == nil {
+		b.ic.End(wire.DirClient) // what is held for the server goes first
+	}
 	l.close(result == nil)
+	if b.ic != nil {
+		b.ic.End(wire.DirAgent)
+	}
 	return result
 }
 
@@ -115,8 +131,13 @@ func (b *connector) run(ctx context.Context, l link) error {
 type connector struct {
 	opts ConnectOptions
 	rec  tap.Recorder
-	url  *url.URL
-	jar  http.CookieJar
+	// Under interception: fullRec is the run's recorder, rec leaves
+	// messages to the port; ic is the connection's interceptor.
+	fullRec       tap.Recorder
+	ic            tap.Conn
+	closedByFault atomic.Bool
+	url           *url.URL
+	jar           http.CookieJar
 
 	outMu sync.Mutex // one message at a time on stdout
 

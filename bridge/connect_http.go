@@ -414,7 +414,7 @@ func (h *httpLink) deliver(msg []byte) error {
 			return err
 		}
 	}
-	return h.emit(msg)
+	return h.fromServer(msg)
 }
 
 // learnClient notes a client message and returns the session its POST

@@ -75,7 +75,7 @@ func (w *wsLink) read() {
 		// never recorded first.
 		w.rec.Frame(connectConn, wire.DirAgent, tap.Now(), msg, 0, w.env(wire.StreamWebSocket, 0, nil))
 		w.pending.answered(msg)
-		if err := w.emit(msg); err != nil {
+		if err := w.fromServer(msg); err != nil {
 			w.fail(err)
 			return
 		}

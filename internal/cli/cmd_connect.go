@@ -47,6 +47,7 @@ is lost, 2 for usage errors.`,
 			fs.Bool("http1", false, "speak only HTTP/1.1 (the RFD requires HTTP/2)")
 			fs.Bool("unsafe-insecure", false, "do not verify the server's TLS certificate (UNSAFE)")
 			netCaptureFlags(fs)
+			faultFlags(fs)
 		},
 	}
 }
@@ -93,9 +94,16 @@ func runConnect(fs *flag.FlagSet, args []string) (int, error) {
 	if w != nil {
 		opts.Recorder = w
 	}
+	faults, err := startFaults(fs, w)
+	if err != nil {
+		closeNetCapture(w, nil)
+		return 2, err
+	}
+	opts.Intercept = faults.interceptor()
 	ctx, stop := signalContext()
 	defer stop()
 	err = bridge.Connect(ctx, opts)
+	faults.stop()
 	closeNetCapture(w, err)
 	switch {
 	case err == nil, errors.Is(err, ctx.Err()) && ctx.Err() != nil:
