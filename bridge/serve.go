@@ -32,6 +32,10 @@ type ServeOptions struct {
 	// agents' stderr (each connection's as capture.StreamStderr of its
 	// connection number); nil records nothing.
 	Recorder tap.Recorder
+	// Intercept, when set, sees every whole message at each agent's stdio
+	// and decides what is delivered (a fault plan, messages held or sent
+	// by hand). Nil, the default, carries messages as they come.
+	Intercept tap.Interceptor
 	// Listen, AllowHosts, AllowOrigins and AuthToken are the guard's
 	// (see door.GuardOptions): the listener's addresses, further Host values
 	// and browser origins allowed, and the bearer token required.
@@ -87,6 +91,7 @@ type ServeOptions struct {
 // the connection's slot free. Close waits for those.
 type Server struct {
 	opts     ServeOptions
+	messages tap.Recorder // under interception: the recorder the ports record messages to
 	guard    *door.Guard
 	nums     acphttp.ConnTable
 	upgrader websocket.Upgrader
@@ -124,12 +129,16 @@ func NewServer(opts ServeOptions) (*Server, error) {
 		opts.IdleTimeout = DefaultIdleTimeout
 	}
 	opts.Recorder = tap.Or(opts.Recorder)
+	var messages tap.Recorder // under interception, the ports record messages
+	if opts.Intercept != nil {
+		messages, opts.Recorder = opts.Recorder, statusOnly{opts.Recorder}
+	}
 	guard, err := door.NewGuard(door.GuardOptions{Name: "serve", Listen: opts.Listen, AllowHosts: opts.AllowHosts,
 		AllowOrigins: opts.AllowOrigins, AuthToken: opts.AuthToken})
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, guard: guard, conns: map[string]*serveConn{}}
+	s := &Server{opts: opts, messages: messages, guard: guard, conns: map[string]*serveConn{}}
 	s.upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
 	return s, nil
 }

@@ -53,6 +53,8 @@ type serveConn struct {
 	busy       int         // holds: POSTs being handled, open streams
 	lastActive time.Time   // when the last hold ended
 
+	ic tap.Conn // the connection's interceptor; nil without one
+
 	closeOnce sync.Once
 	done      chan struct{} // closed when the connection is torn down
 	readDone  chan struct{} // closed when the stdout reader ends
@@ -84,6 +86,9 @@ func (s *Server) startConn(ws func([]byte) error) (*serveConn, error) {
 		loads: map[string]string{}, awaited: map[string]*awaitedSession{},
 		toWS: ws, done: make(chan struct{}), readDone: make(chan struct{}),
 		errDone: make(chan struct{}),
+	}
+	if s.opts.Intercept != nil {
+		c.ic = s.opts.Intercept.Open(c.num, &servePort{c: c, rec: s.messages})
 	}
 	added := s.addConn(c)
 	c.startIdle()
@@ -124,6 +129,14 @@ func waitClosed(ch <-chan struct{}, d time.Duration) bool {
 // copies a big body: it is written as it is, or compacted as it streams.
 func (c *serveConn) send(msg []byte) error {
 	msg = bytes.TrimRight(msg, "\r\n")
+	if c.ic != nil {
+		return c.ic.Message(wire.DirClient, tap.Now(), append([]byte(nil), msg...))
+	}
+	return c.sendNow(msg)
+}
+
+// sendNow writes msg to the agent's stdin.
+func (c *serveConn) sendNow(msg []byte) error {
 	c.stdinMu.Lock()
 	defer c.stdinMu.Unlock()
 	if err := writeLine(c.agent.Stdin, msg); err != nil {
@@ -190,14 +203,27 @@ func (c *serveConn) readStdout() {
 			c.route(msg)
 		}
 		if err != nil {
+			if c.ic != nil {
+				c.ic.End(wire.DirAgent) // what is held for the client goes out first
+			}
 			return
 		}
 	}
 }
 
-// route delivers one agent message: to the initialize POST waiting for
-// it, to the WebSocket, or to the connection or session stream.
+// route passes one agent message on: to the router, or through the
+// interceptor.
 func (c *serveConn) route(msg []byte) {
+	if c.ic != nil {
+		_ = c.ic.Message(wire.DirAgent, tap.Now(), msg)
+		return
+	}
+	c.routeNow(msg)
+}
+
+// routeNow delivers one agent message: to the initialize POST waiting for
+// it, to the WebSocket, or to the connection or session stream.
+func (c *serveConn) routeNow(msg []byte) {
 	m := wire.Classify(msg)
 	if c.toWS != nil {
 		if c.toWS(msg) != nil {
@@ -301,6 +327,9 @@ func (c *serveConn) close() {
 			c.initReply = nil
 		}
 		c.mu.Unlock()
+		if c.ic != nil {
+			go c.ic.End(wire.DirClient) // releases what is held for the agent; its stdin may be gone
+		}
 		go c.stop() // ladder: ends when the agent has exited and its output is drained
 	})
 }

@@ -46,6 +46,7 @@ starts: see --allow-host and --allow-origin.`,
 			durationFlag(fs, "grace", agent.DefaultGrace, "when a connection ends, how long its agent gets before SIGTERM, then SIGKILL")
 			serveBoundFlags(fs)
 			netCaptureFlags(fs)
+			faultFlags(fs)
 		},
 	}
 }
@@ -88,6 +89,14 @@ func runServe(fs *flag.FlagSet, args []string) (int, error) {
 	if w != nil {
 		opts.Recorder = w
 	}
+	faults, err := startFaults(fs, w)
+	if err != nil {
+		l.Close()
+		closeNetCapture(w, nil)
+		return 2, err
+	}
+	defer faults.stop()
+	opts.Intercept = faults.interceptor()
 	srv, err := bridge.NewServer(opts)
 	if err != nil {
 		l.Close()
