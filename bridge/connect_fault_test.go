@@ -13,6 +13,7 @@ import (
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/fault"
 	"github.com/acpscope/acpscope/internal/testkit/netkit"
+	"github.com/acpscope/acpscope/proxy"
 )
 
 // faultPlan is the plan both fault tests run: a request answered in the
@@ -37,22 +38,25 @@ var faultRecords = []string{
 	"agent session/new refuse-new answer injected",
 }
 
-// TestConnectFaults runs faultPlan at connect's stdio side, and
-// TestServeFaults at serve's, against a real demo agent over Streamable
-// HTTP and WebSocket: a request answered in the agent's place never
-// reaches it, a delayed answer arrives whole, an injected notification
-// reaches the editor, and the capture records each alteration once,
-// with its rule.
-func TestConnectFaults(t *testing.T) { runFaultPlan(t, false) }
+// TestConnectFaults runs faultPlan at connect's stdio side,
+// TestServeFaults at serve's and TestProxyFaults in the HTTP proxy
+// between them, against a real demo agent over Streamable HTTP and
+// WebSocket (the proxy: WebSocket): a request answered in the agent's
+// place never reaches it, a delayed answer arrives whole, an injected
+// notification reaches the editor, and the capture records each
+// alteration once, with its rule.
+func TestConnectFaults(t *testing.T) { runFaultPlan(t, "connect", "http", "ws") }
 
-func TestServeFaults(t *testing.T) { runFaultPlan(t, true) }
+func TestServeFaults(t *testing.T) { runFaultPlan(t, "serve", "http", "ws") }
 
-func runFaultPlan(t *testing.T, atServe bool) {
+func TestProxyFaults(t *testing.T) { runFaultPlan(t, "proxy", "ws") }
+
+func runFaultPlan(t *testing.T, at string, schemes ...string) {
 	plan, err := fault.Parse("fault-test.yaml", []byte(faultPlan))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, scheme := range []string{"http", "ws"} {
+	for _, scheme := range schemes {
 		t.Run(scheme, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "faults"+capture.Ext)
 			w, err := capture.Create(path, capture.WriterOptions{NoFeed: true, NoSync: true, Meta: capture.Meta{Transport: scheme}})
@@ -64,12 +68,21 @@ func runFaultPlan(t *testing.T, atServe bool) {
 			f := startServe(t, netkit.H1, func(o *ServeOptions) {
 				o.Argv = []string{demoAgent(t)}
 				o.Agent.Env = append(os.Environ(), "ACPSCOPE_TEE_DIR="+tee)
-				if atServe {
+				if at == "serve" {
 					o.Recorder, o.Intercept = w, engine
 				}
 			})
-			co := ConnectOptions{URL: scheme + f.url[strings.Index(f.url, ":"):]}
-			if !atServe {
+			base := f.url
+			if at == "proxy" {
+				p, err := proxy.NewHTTPProxy(proxy.HTTPProxyOptions{Upstream: f.url, Recorder: w, Intercept: engine})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { p.Close() })
+				base = netkit.StartServer(t, netkit.H1, p).URL + "/acp"
+			}
+			co := ConnectOptions{URL: scheme + base[strings.Index(base, ":"):]}
+			if at == "connect" {
 				co.Recorder, co.Intercept = w, engine
 			}
 			exchangeUnderPlan(t, co)

@@ -32,6 +32,11 @@ type HTTPProxyOptions struct {
 	Path string
 	// Recorder receives every message; nil records nothing.
 	Recorder tap.Recorder
+	// Intercept, when set, sees every text message of every WebSocket
+	// connection and decides what is delivered (a fault plan, messages
+	// held or sent by hand); Streamable HTTP passes unchanged. Nil, the
+	// default, carries messages as they come.
+	Intercept tap.Interceptor
 	// Listen, AllowHosts, AllowOrigins and AuthToken are the guard's
 	// (see door.GuardOptions): the listener's addresses, further Host values
 	// and browser origins allowed, and the bearer token required.
@@ -79,9 +84,11 @@ type HTTPProxy struct {
 	path     string
 	rec      tap.Recorder
 	guard    *door.Guard
-	upToken  string // UpstreamAuthToken
-	proto    string // UpstreamProtocol
-	conns    acphttp.ConnTable
+	// intercept acts on WebSocket connections; nil without one.
+	intercept tap.Interceptor
+	upToken   string // UpstreamAuthToken
+	proto     string // UpstreamProtocol
+	conns     acphttp.ConnTable
 
 	maxMessage  int64 // MaxMessageSize
 	maxInFlight int   // MaxInFlight
@@ -111,7 +118,7 @@ func NewHTTPProxy(opts HTTPProxyOptions) (*HTTPProxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &HTTPProxy{upstream: u, path: opts.Path, rec: tap.Or(opts.Recorder), guard: guard,
+	p := &HTTPProxy{upstream: u, path: opts.Path, rec: tap.Or(opts.Recorder), guard: guard, intercept: opts.Intercept,
 		upToken: opts.UpstreamAuthToken, proto: opts.UpstreamProtocol,
 		maxMessage: opts.MaxMessageSize, maxInFlight: opts.MaxInFlight}
 	if p.maxMessage <= 0 {

@@ -79,6 +79,9 @@ func (p *HTTPProxy) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		}
 		return e
 	}}
+	if p.intercept != nil {
+		pipe.intercept(p.intercept, down, up)
+	}
 	pipe.run(down, up)
 }
 
@@ -132,6 +135,10 @@ type wsPipe struct {
 	conn  uint32
 	limit int64 // --max-message-size
 	env   func() *wire.Envelope
+	// Under interception: the connection's interceptor, and each
+	// socket's write lock.
+	ic    tap.Conn
+	locks map[*websocket.Conn]*lockedWS
 }
 
 // run copies client→agent and agent→client until both directions have
@@ -170,6 +177,9 @@ func (w *wsPipe) pump(from, to *websocket.Conn, dir wire.Dir, errc chan<- error)
 		size, err := w.relay(from, to, dir)
 		acphttp.ReleaseMemory(size)
 		if err != nil {
+			if w.ic != nil {
+				w.ic.End(dir) // what is held in this direction goes first, if it still can
+			}
 			errc <- err
 			return
 		}
@@ -193,10 +203,17 @@ func (w *wsPipe) relay(from, to *websocket.Conn, dir wire.Dir) (int, error) {
 	if mt == websocket.BinaryMessage {
 		flags |= wire.FlagBinary
 	}
+	if w.ic != nil && mt == websocket.TextMessage {
+		return len(msg), w.ic.Message(dir, tap.Now(), msg)
+	}
 	// Recorded before it is passed on: the answer it provokes on the
 	// other pump must never be recorded first. The capture keeps msg,
 	// which nothing changes after.
 	w.rec.TakeFrame(w.conn, dir, tap.Now(), msg, flags, w.env())
+	if l := w.locks[to]; l != nil { // under interception others write to it too
+		l.mu.Lock()
+		defer l.mu.Unlock()
+	}
 	return len(msg), to.WriteMessage(mt, msg)
 }
 

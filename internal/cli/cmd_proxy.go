@@ -47,6 +47,7 @@ upstream unchanged unless --upstream-auth-token(-file) replaces it.`,
 			fs.String("upstream-auth-token-file", "", "send the upstream the token in FILE instead of the client's")
 			proxyBoundFlags(fs)
 			netCaptureFlags(fs)
+			faultFlags(fs)
 		},
 	}
 }
@@ -109,6 +110,16 @@ func runProxy(fs *flag.FlagSet, args []string) (int, error) {
 	w := openCapture(fs, meta)
 	if w != nil {
 		opts.Recorder = w
+	}
+	faults, err := startFaults(fs, w)
+	if err != nil {
+		l.Close()
+		closeNetCapture(w, nil)
+		return 2, err
+	}
+	defer faults.stop()
+	if opts.Intercept = faults.interceptor(); opts.Intercept != nil {
+		warn("proxy: faults and holds act on WebSocket connections; Streamable HTTP requests and streams pass unchanged")
 	}
 	p, _ := proxy.NewHTTPProxy(opts)
 	defer p.Close()
