@@ -149,7 +149,7 @@ func (a *assembler) socketFrame(r *capture.Record) {
 		x.first = r.Time
 		a.sockets[r.Conn] = x
 	}
-	f := wsFrame{Type: "receive", Time: float64(r.Time) / 1e9, Opcode: 1, Data: string(r.Body)}
+	f := wsFrame{Type: "receive", Time: float64(r.Time) / 1e9, Opcode: 1, Data: string(r.Body), Fault: r.Fault.String()}
 	if r.Dir == wire.DirClient {
 		f.Type = "send"
 	}

@@ -93,6 +93,9 @@ type (
 		Time   float64 `json:"time"` // unix seconds
 		Opcode int     `json:"opcode"`
 		Data   string  `json:"data"`
+		// Fault says what acpscope did to the message (a fault plan, a
+		// hold, a hand-sent message); HAR allows fields starting with _.
+		Fault string `json:"_acpscopeFault,omitempty"`
 	}
 )
 

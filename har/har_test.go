@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -186,8 +187,8 @@ func TestExchanges(t *testing.T) {
 		t.Errorf("the s1 prompt's timings %+v, want wait 20 ms (first event) and receive 50 ms (to its answer)", es[4].Timings)
 	}
 	ws := es[8].WebSocket
-	wantWS := []wsFrame{{"send", 0, 1, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`},
-		{"receive", 0, 1, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}`}, {"receive", 0, 2, "AAE="}, {"send", 0, 8, "1000 bye"}}
+	wantWS := []wsFrame{{"send", 0, 1, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`, ""},
+		{"receive", 0, 1, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}`, ""}, {"receive", 0, 2, "AAE=", ""}, {"send", 0, 8, "1000 bye", ""}}
 	if len(ws) != len(wantWS) {
 		t.Fatalf("websocket messages %+v", ws)
 	}
@@ -229,5 +230,44 @@ func TestRefusesStdio(t *testing.T) {
 	}
 	if !strings.Contains(ErrNotHTTP.Error(), "--format html") {
 		t.Errorf("the error does not say what to do instead: %v", ErrNotHTTP)
+	}
+}
+
+// TestAlteredWebSocketMessage: a WebSocket message acpscope altered (a
+// proxy run with a fault plan) says so in its _acpscopeFault field, and
+// the document stays valid HAR 1.2.
+func TestAlteredWebSocketMessage(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ws.acpscope")
+	w, err := capture.Create(path, capture.WriterOptions{NoSync: true, NoFeed: true,
+		Meta: capture.Meta{Transport: "http", Listen: "127.0.0.1:8700", Upstream: "http://127.0.0.1:9000/acp", ProxyVersion: "test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC).UnixNano()
+	env := func() *wire.Envelope {
+		return &wire.Envelope{Method: "GET", Path: "/acp", Stream: wire.StreamWebSocket}
+	}
+	w.Frame(3, wire.DirAgent, t0, nil, 0, &wire.Envelope{Method: "GET", Path: "/acp", Status: 101, Stream: wire.StreamHTTPControl})
+	w.Frame(3, wire.DirClient, t0+1e6, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`), 0, env())
+	w.Altered(3, wire.DirAgent, t0+2e6, []byte(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}`), env(),
+		&protocol.Fault{ID: 1, Action: protocol.ActionDelay, Stage: protocol.StageForwarded, Rule: "slow-agent", By: protocol.ByPlan})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := export(t, path, capture.ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate(t, out)
+	var doc archive
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Log.Entries) != 1 || len(doc.Log.Entries[0].WebSocket) != 2 {
+		t.Fatalf("entries %+v", doc.Log.Entries)
+	}
+	msgs := doc.Log.Entries[0].WebSocket
+	if msgs[0].Fault != "" || msgs[1].Fault != "forwarded (delay by rule slow-agent, #1)" {
+		t.Errorf("the messages' faults: %q, %q", msgs[0].Fault, msgs[1].Fault)
 	}
 }
