@@ -257,10 +257,10 @@ func (cv *captureView) sendNew() {
 		cv.message = err.Error()
 		return
 	}
-	session := cv.currentSession()
+	session, conn := cv.currentSession()
 	tmpl := `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"` + session + `"}}`
 	cv.a.editText("send a message", composeHeader("agent", "a new message, sent as it is after this header")+pretty(tmpl), func(text string) error {
-		return cv.sendComposed(ctl, text)
+		return cv.sendComposed(ctl, text, conn)
 	})
 }
 
@@ -303,13 +303,15 @@ func (cv *captureView) resend(edit bool) {
 		}, nil)
 		return
 	}
+	conn := rec.Conn
 	cv.a.editText(fmt.Sprintf("resend #%d", seq), composeHeader(to, fmt.Sprintf("message #%d, to send again", seq))+pretty(string(body)), func(text string) error {
-		return cv.sendComposed(ctl, text)
+		return cv.sendComposed(ctl, text, conn)
 	})
 }
 
-// sendComposed sends an edited message; an error keeps the editor open.
-func (cv *captureView) sendComposed(ctl *control, text string) error {
+// sendComposed sends an edited message on connection conn (several in
+// captures of serve and proxy); an error keeps the editor open.
+func (cv *captureView) sendComposed(ctl *control, text string, conn uint32) error {
 	to, msg, ok, err := parseComposed(text)
 	if err != nil {
 		return err
@@ -319,21 +321,25 @@ func (cv *captureView) sendComposed(ctl *control, text string) error {
 		return nil
 	}
 	cv.controlDo(func(c *fault.Client) (string, error) {
-		_, err := c.Send(to, 0, msg)
+		_, err := c.Send(to, conn, msg)
 		return fmt.Sprintf("sent %d bytes to the %s", len(msg), to), err
 	}, nil)
 	return nil
 }
 
-// currentSession is the session of the selected message, else the
-// capture's last one, for templates.
-func (cv *captureView) currentSession() string {
+// currentSession is the session and connection of the selected
+// message, for templates; a placeholder session when it has none.
+func (cv *captureView) currentSession() (string, uint32) {
+	session, conn := "SESSION_ID", uint32(0)
 	if seq := cv.rows.seqAt(cv.selected()); seq != 0 {
-		if rec, err := cv.src.Record(seq); err == nil && rec.Session != "" {
-			return rec.Session
+		if rec, err := cv.src.Record(seq); err == nil {
+			conn = rec.Conn
+			if rec.Session != "" {
+				session = rec.Session
+			}
 		}
 	}
-	return "SESSION_ID"
+	return session, conn
 }
 
 // pretty indents a JSON message for editing; other text is kept.
