@@ -31,7 +31,7 @@ type serveFixture struct {
 	proto atomic.Int32
 }
 
-func startServe(t *testing.T, proto netkit.Proto, mod func(*ServeOptions)) *serveFixture {
+func startServe(t testing.TB, proto netkit.Proto, mod func(*ServeOptions)) *serveFixture {
 	t.Helper()
 	rec := &netkit.Recorder{}
 	opts := ServeOptions{
