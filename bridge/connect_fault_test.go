@@ -41,7 +41,7 @@ var faultRecords = []string{
 // TestConnectFaults runs faultPlan at connect's stdio side,
 // TestServeFaults at serve's and TestProxyFaults in the HTTP proxy
 // between them, against a real demo agent over Streamable HTTP and
-// WebSocket (the proxy: WebSocket): a request answered in the agent's
+// WebSocket: a request answered in the agent's
 // place never reaches it, a delayed answer arrives whole, an injected
 // notification reaches the editor, and the capture records each
 // alteration once, with its rule.
@@ -49,7 +49,7 @@ func TestConnectFaults(t *testing.T) { runFaultPlan(t, "connect", "http", "ws") 
 
 func TestServeFaults(t *testing.T) { runFaultPlan(t, "serve", "http", "ws") }
 
-func TestProxyFaults(t *testing.T) { runFaultPlan(t, "proxy", "ws") }
+func TestProxyFaults(t *testing.T) { runFaultPlan(t, "proxy", "http", "ws") }
 
 func runFaultPlan(t *testing.T, at string, schemes ...string) {
 	plan, err := fault.Parse("fault-test.yaml", []byte(faultPlan))

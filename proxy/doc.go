@@ -17,7 +17,10 @@
 // The HTTP proxy (HTTPProxy) is a reverse proxy on one endpoint for ACP
 // over Streamable HTTP (POST, SSE GET, DELETE; HTTP/1.1, cleartext
 // HTTP/2, TLS) and WebSocket: bodies, events and messages pass unchanged
-// and are recorded whole, each before the other side can see it. Its
+// and are recorded whole, each before the other side can see it. Under
+// interception (--faults, --allow-intercept) each POST body, SSE event,
+// JSON reply and WebSocket message goes to the interceptor instead, and
+// what it delivers is sent on as a POST or SSE event of its own. Its
 // listener and guard are package door's; what it shares with the bridges
 // (envelope headers, bounds, upstream transports) is package acphttp's.
 //
@@ -42,4 +45,8 @@
 // request body is tapped on whichever goroutine the transport reads it
 // from (bodyTap locks). A WebSocket adds two pump goroutines, one per
 // direction, that end when either side closes; Close closes the sockets.
+// Under interception a Streamable HTTP connection's messages go to the
+// interceptor one at a time per direction (httpConn's two locks), and
+// each SSE stream is written only under its own lock, by its handler or
+// by whichever goroutine delivers to it.
 package proxy

@@ -32,10 +32,10 @@ type HTTPProxyOptions struct {
 	Path string
 	// Recorder receives every message; nil records nothing.
 	Recorder tap.Recorder
-	// Intercept, when set, sees every text message of every WebSocket
-	// connection and decides what is delivered (a fault plan, messages
-	// held or sent by hand); Streamable HTTP passes unchanged. Nil, the
-	// default, carries messages as they come.
+	// Intercept, when set, sees every message on our endpoint (POST
+	// bodies, SSE events, JSON replies, WebSocket text messages) and
+	// decides what is delivered (a fault plan, messages held or sent by
+	// hand). Nil, the default, carries bytes as they come.
 	Intercept tap.Interceptor
 	// Listen, AllowHosts, AllowOrigins and AuthToken are the guard's
 	// (see door.GuardOptions): the listener's addresses, further Host values
@@ -84,8 +84,11 @@ type HTTPProxy struct {
 	path     string
 	rec      tap.Recorder
 	guard    *door.Guard
-	// intercept acts on WebSocket connections; nil without one.
+	// intercept acts on every connection; nil without one. icConns
+	// holds the Streamable HTTP connections' state under it.
 	intercept tap.Interceptor
+	icConns   map[uint32]*httpConn
+	icMu      sync.Mutex
 	upToken   string // UpstreamAuthToken
 	proto     string // UpstreamProtocol
 	conns     acphttp.ConnTable
@@ -220,6 +223,10 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.serveWebSocket(w, r)
 		return
 	}
+	if p.intercept != nil {
+		acphttp.ReleaseMemory(p.serveIntercepted(w, r))
+		return
+	}
 	acphttp.ReleaseMemory(p.serveRecorded(w, r))
 }
 
@@ -305,11 +312,21 @@ func innermost(err error) error {
 	}
 }
 
-// Close closes idle upstream connections and open WebSockets. Open SSE
+// Close closes idle upstream connections and open WebSockets, and
+// delivers what interception still holds. Open SSE
 // streams end when the http.Server serving the proxy shuts down.
 func (p *HTTPProxy) Close() error {
 	p.h1.CloseIdleConnections()
 	p.h2c.CloseIdleConnections()
+	p.icMu.Lock()
+	var conns []uint32
+	for c := range p.icConns {
+		conns = append(conns, c)
+	}
+	p.icMu.Unlock()
+	for _, c := range conns {
+		p.forget(c)
+	}
 	p.wsMu.Lock()
 	defer p.wsMu.Unlock()
 	for c := range p.wsConns {

@@ -31,6 +31,9 @@ type exchange struct {
 	copy     []byte      // json and control modes: the response body
 	overflow bool        // the body outgrew the limit: copy dropped
 	sse      wire.SSEDecoder
+	// handled says an interceptor took the JSON reply, and recorded it
+	// as what happened to it.
+	handled bool
 }
 
 type responseMode uint8
@@ -212,6 +215,9 @@ func (ex *exchange) finish(cut bool) int {
 	case modeSSE:
 		ex.sse.End(ex.recordEvent)
 	case modeJSON:
+		if ex.handled {
+			return size
+		}
 		if len(ex.copy) == 0 && !ex.overflow {
 			ex.rec.Frame(ex.conn, wire.DirAgent, tap.Now(), nil, flags, ex.envelope(wire.StreamHTTPControl, ex.header))
 			return size

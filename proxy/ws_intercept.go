@@ -9,13 +9,12 @@ import (
 	"github.com/gorilla/websocket"
 )
 
-// Interception on the HTTP proxy (HTTPProxyOptions.Intercept) acts on
-// WebSocket connections, where each text message is one ACP message each
-// way: a message read from one socket goes to the interceptor instead of
-// the other socket, and what it delivers the wsPort writes and records,
-// with the socket's envelope. Streamable HTTP requests and their SSE
-// streams pass unchanged (the command says so when it starts). Without
-// an interceptor none of this runs.
+// Interception on a proxied WebSocket (HTTPProxyOptions.Intercept; for
+// Streamable HTTP see http_intercept.go), where each text message is one
+// ACP message each way: a message read from one socket goes to the
+// interceptor instead of the other socket, and what it delivers the
+// wsPort writes and records, with the socket's envelope. Without an
+// interceptor none of this runs.
 
 // wsPort is the tap.Port of one proxied WebSocket.
 type wsPort struct {

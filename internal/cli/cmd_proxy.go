@@ -118,9 +118,7 @@ func runProxy(fs *flag.FlagSet, args []string) (int, error) {
 		return 2, err
 	}
 	defer faults.stop()
-	if opts.Intercept = faults.interceptor(); opts.Intercept != nil {
-		warn("proxy: faults and holds act on WebSocket connections; Streamable HTTP requests and streams pass unchanged")
-	}
+	opts.Intercept = faults.interceptor()
 	p, _ := proxy.NewHTTPProxy(opts)
 	defer p.Close()
 	ctx, stop := signalContext()
