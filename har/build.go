@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -40,6 +41,7 @@ type assembler struct {
 	open         map[uint32][]*exchange // POSTs by connection, oldest first, until their answer is whole
 	streams      map[streamKey]*exchange
 	sockets      map[uint32]*exchange
+	byFault      map[uint64]*exchange // POSTs whose message acpscope replaced, by fault id
 }
 
 func newAssembler(meta capture.Meta) *assembler {
@@ -54,7 +56,7 @@ func newAssembler(meta capture.Meta) *assembler {
 	}
 	ws := "ws" + strings.TrimPrefix(base, "http")
 	return &assembler{base: base, wsBase: ws, bySeq: map[uint64]*exchange{}, open: map[uint32][]*exchange{},
-		streams: map[streamKey]*exchange{}, sockets: map[uint32]*exchange{}}
+		streams: map[streamKey]*exchange{}, sockets: map[uint32]*exchange{}, byFault: map[uint64]*exchange{}}
 }
 
 // add takes one record carrying an HTTP envelope (batch members too: a
@@ -69,7 +71,16 @@ func (a *assembler) add(r *capture.Record) {
 	}
 	switch env.Stream {
 	case wire.StreamPOST:
+		if a.changedCopy(r) {
+			return
+		}
 		x := a.newExchange(r, a.base)
+		if f := r.Fault; f != nil {
+			x.e.Fault = f.String()
+			if f.Superseded() {
+				a.byFault[f.ID] = x
+			}
+		}
 		x.e.ResourceType = "fetch"
 		x.e.Request.PostData = &postData{MimeType: mime(env, "application/json"), Params: []nameVal{}, Text: string(r.Body)}
 		x.e.Request.BodySize = len(r.Body)
@@ -105,6 +116,26 @@ func (a *assembler) add(r *capture.Record) {
 	case wire.StreamHTTPControl:
 		a.control(r)
 	}
+}
+
+// changedCopy folds the changed copy of a POST's message that acpscope
+// sent upstream into the client's POST it replaced: one exchange, whose
+// answer is the upstream's answer to the copy. It reports whether r was
+// such a copy.
+func (a *assembler) changedCopy(r *capture.Record) bool {
+	f := r.Fault
+	if f == nil || f.Stage != protocol.StageForwarded {
+		return false
+	}
+	x := a.byFault[f.ID]
+	if x == nil {
+		return false
+	}
+	delete(a.byFault, f.ID)
+	x.e.Fault = f.String()
+	x.e.Comment = "acpscope sent upstream instead: " + string(r.Body)
+	a.bySeq[r.Seq] = x
+	return true
 }
 
 // control takes a frame that carries no message: a status alone.

@@ -40,6 +40,9 @@ type (
 		Comment         string    `json:"comment,omitempty"`
 		ResourceType    string    `json:"_resourceType,omitempty"`
 		WebSocket       []wsFrame `json:"_webSocketMessages,omitempty"`
+		// Fault says what acpscope did to the POST's message, as on a
+		// WebSocket message; a changed copy sent upstream is in Comment.
+		Fault string `json:"_acpscopeFault,omitempty"`
 	}
 	request struct {
 		Method      string    `json:"method"`

@@ -271,3 +271,62 @@ func TestAlteredWebSocketMessage(t *testing.T) {
 		t.Errorf("the messages' faults: %q, %q", msgs[0].Fault, msgs[1].Fault)
 	}
 }
+
+// TestAlteredPOST: under a fault plan on proxy, a POST whose message
+// acpscope changed is one entry (the client's body, the upstream's
+// answer, the copy sent upstream in its comment), a dropped one keeps the
+// 202 acpscope answered, and a POST acpscope made on its own is an entry
+// of its own; each says what happened in _acpscopeFault.
+func TestAlteredPOST(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "post.acpscope")
+	w, err := capture.Create(path, capture.WriterOptions{NoSync: true, NoFeed: true,
+		Meta: capture.Meta{Transport: "http", Listen: "127.0.0.1:8700", Upstream: "http://127.0.0.1:9000/acp", ProxyVersion: "test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC).UnixNano()
+	post := &wire.Envelope{Method: "POST", Path: "/acp", Stream: wire.StreamPOST, ConnectionID: "c1", SessionID: "s1"}
+	accepted := &wire.Envelope{Method: "POST", Path: "/acp", Status: 202, Stream: wire.StreamHTTPControl, ConnectionID: "c1"}
+	fault := func(id uint64, action, stage string) *protocol.Fault {
+		return &protocol.Fault{ID: id, Action: action, Stage: stage, Rule: "r", By: protocol.ByPlan}
+	}
+	prompt := func(text string) []byte {
+		return []byte(`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"` + text + `"}]}}`)
+	}
+	cancel := []byte(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}`)
+	answer := []byte(`{"jsonrpc":"2.0","id":5,"result":{"outcome":{"outcome":"cancelled"}}}`)
+	w.Altered(1, wire.DirClient, t0, prompt("hi"), post, fault(1, protocol.ActionRewrite, protocol.StageReplaced))
+	w.Altered(1, wire.DirClient, t0+1e6, prompt("bye"), post, fault(1, protocol.ActionRewrite, protocol.StageForwarded))
+	w.Frame(1, wire.DirAgent, t0+2e6, nil, 0, accepted)
+	w.Altered(1, wire.DirClient, t0+3e6, cancel, post, fault(2, protocol.ActionDrop, protocol.StageDropped))
+	w.Frame(1, wire.DirAgent, t0+4e6, nil, 0, accepted)
+	w.Altered(1, wire.DirClient, t0+5e6, answer, post, fault(3, protocol.ActionAnswer, protocol.StageInjected))
+	w.Frame(1, wire.DirAgent, t0+6e6, nil, 0, accepted)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := export(t, path, capture.ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate(t, out)
+	var doc archive
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	want := []struct{ body, fault, comment string }{
+		{string(prompt("hi")), "forwarded (rewrite by rule r, #1)", "acpscope sent upstream instead: " + string(prompt("bye"))},
+		{string(cancel), "dropped (drop by rule r, #2)", ""},
+		{string(answer), "injected (answer by rule r, #3)", ""},
+	}
+	if len(doc.Log.Entries) != len(want) {
+		t.Fatalf("%d entries, want %d: %s", len(doc.Log.Entries), len(want), out)
+	}
+	for i, wt := range want {
+		e := doc.Log.Entries[i]
+		if e.Request.PostData == nil || e.Request.PostData.Text != wt.body || e.Fault != wt.fault || e.Comment != wt.comment || e.Response.Status != 202 {
+			t.Errorf("entry %d: body %+v, fault %q, comment %q, status %d; want %s, %q, %q, 202",
+				i, e.Request.PostData, e.Fault, e.Comment, e.Response.Status, wt.body, wt.fault, wt.comment)
+		}
+	}
+}
