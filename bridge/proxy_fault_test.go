@@ -1,11 +1,14 @@
 package bridge
 
 import (
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/fault"
@@ -184,4 +187,136 @@ func sorted(s []string) []string {
 	s = slices.Clone(s)
 	slices.Sort(s)
 	return s
+}
+
+// TestProxyHoldOverHTTP holds the editor's prompts in the HTTP proxy over
+// Streamable HTTP, as the inspector does through the control socket: the
+// first is edited and released, the second left until the hold timeout
+// (5 s, long enough that the first is never timed out on a loaded
+// machine) forwards it unchanged; both turns then complete, and the
+// capture records the edit and the timeout.
+func TestProxyHoldOverHTTP(t *testing.T) {
+	dir, err := os.MkdirTemp("", "acpsh") // short: socket paths are limited
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	path := filepath.Join(dir, "h"+capture.Ext)
+	w, err := capture.Create(path, capture.WriterOptions{NoSync: true, Meta: capture.Meta{Transport: "http"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine := fault.New(fault.Options{AllowIntercept: true, HoldTimeout: 5 * time.Second})
+	ln, _, err := capture.ListenControl(path, func(s string) { t.Log(s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	control := fault.Serve(engine, ln)
+	tee := t.TempDir()
+	f := startServe(t, netkit.H1, func(o *ServeOptions) {
+		o.Argv = []string{demoAgent(t)}
+		o.Agent.Env = append(os.Environ(), "ACPSCOPE_TEE_DIR="+tee)
+	})
+	p, err := proxy.NewHTTPProxy(proxy.HTTPProxyOptions{Upstream: f.url, Recorder: w, Intercept: engine})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	url := netkit.StartServer(t, netkit.H1, p).URL + "/acp"
+
+	c, err := fault.Dial(path, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Hold("method:session/prompt kind:request"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- talk(url, demo.ClientOptions{Prompts: []string{"first", "second"}}) }()
+
+	held := nextHeld(t, c)
+	if held.Dir != "client" || !strings.Contains(held.Message, `"first"`) {
+		t.Fatalf("held %+v, want the first prompt", held)
+	}
+	edited := strings.Replace(held.Message, `"first"`, `"first, edited"`, 1)
+	if err := c.Release(held.ID, fault.VerdictEdit, []byte(edited)); err != nil {
+		t.Fatal(err)
+	}
+	second := nextHeld(t, c) // left to time out
+	if !strings.Contains(second.Message, `"second"`) {
+		t.Fatalf("held %+v, want the second prompt", second)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("the editor: %v", err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the turns did not complete within 2m")
+	}
+	c.Close()
+	control.Close()
+	waitFor(t, func() bool { return f.srv.Conns() == 0 })
+	engine.Close()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	agentIn, _ := agentBytes(t, tee)
+	for _, want := range []string{edited, second.Message} {
+		if !slices.Contains(lines(agentIn), want) {
+			t.Errorf("the agent did not receive\n%s\nit received\n%s", want, agentIn)
+		}
+	}
+	if strings.Contains(string(agentIn), held.Message) {
+		t.Errorf("the agent received the prompt as it was before the edit")
+	}
+	var stages []string
+	scan(t, path, func(rec *capture.Record) {
+		if f := rec.Fault; f != nil {
+			stages = append(stages, f.Action+" "+f.Stage)
+		}
+	})
+	if want := []string{"edit replaced", "edit forwarded", "hold forwarded"}; !slices.Equal(stages, want) {
+		t.Errorf("the capture records %v, want %v", stages, want)
+	}
+}
+
+// nextHeld waits for the control socket's next held message.
+func nextHeld(t *testing.T, c *fault.Client) *fault.HeldView {
+	t.Helper()
+	timeout := time.After(2 * time.Minute)
+	for {
+		select {
+		case ev, ok := <-c.Events():
+			if !ok {
+				t.Fatal("the control connection ended")
+			}
+			if ev.Event == "held" {
+				return ev.Held
+			}
+		case <-timeout:
+			t.Fatal("nothing was held within 2m")
+		}
+	}
+}
+
+// talk runs the demo editor through connect to url.
+func talk(url string, opts demo.ClientOptions) error {
+	toConnect, clientOut := io.Pipe()
+	clientIn, fromConnect := io.Pipe()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		err := Connect(ctx, ConnectOptions{URL: url, Stdin: toConnect, Stdout: fromConnect})
+		fromConnect.Close()
+		done <- err
+	}()
+	_, err := demo.RunClient(ctx, clientIn, clientOut, opts)
+	clientOut.Close()
+	if cerr := <-done; err == nil {
+		err = cerr
+	}
+	return err
 }
