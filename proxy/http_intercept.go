@@ -220,9 +220,13 @@ func (pt *httpPort) Close() {
 	del.Method = http.MethodDelete
 	del.Header.Set(acphttp.HeaderConnectionID, connID)
 	del.Header.Del(acphttp.HeaderSessionID)
-	if resp, err := h.p.reverseProxy(tmpl).Transport.RoundTrip(del); err == nil {
-		resp.Body.Close()
+	resp, err := h.p.reverseProxy(tmpl).Transport.RoundTrip(del)
+	if err != nil {
+		return
 	}
+	resp.Body.Close()
+	h.p.rec.Frame(h.conn, wire.DirAgent, tap.Now(), nil, 0, &wire.Envelope{Method: http.MethodDelete,
+		Path: tmpl.URL.Path, Proto: resp.Proto, Status: resp.StatusCode, Stream: wire.StreamHTTPControl, ConnectionID: connID})
 }
 
 // Kill: the proxy starts no agent; a rule's kill ends the connection.
