@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
@@ -23,6 +24,8 @@ type conn struct {
 	pairMu  sync.Mutex
 	pairer  *wire.Pairer[asked] // requests by id, to name responses
 	waiting int
+
+	ended atomic.Uint32 // a bit per direction ended; at both the engine forgets c
 }
 
 // dirState is one direction of a connection: its lock is held while a
@@ -57,6 +60,9 @@ func (c *conn) End(dir wire.Dir) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	c.flushWindows(d, dir, nil)
+	if c.ended.Or(1<<dirIndex(dir))|1<<dirIndex(dir) == 3 {
+		c.e.closed(c)
+	}
 }
 
 // classify reads what the filter needs; a response gets the method of

@@ -3,6 +3,7 @@ package fault
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,17 +104,47 @@ func (e *Engine) Open(id uint32, port tap.Port) tap.Conn {
 }
 
 // Send delivers msg by hand on connection connID in direction dir (to the
-// agent: wire.DirClient), recorded as sent.
+// agent: wire.DirClient), recorded as sent. Connection 0 (stdio's, and
+// what send asks for unless told) means the run's only connection when
+// it has just one.
 func (e *Engine) Send(connID uint32, dir wire.Dir, msg []byte) (uint64, error) {
-	e.mu.Lock()
-	c := e.conns[connID]
-	e.mu.Unlock()
-	if c == nil {
-		return 0, fmt.Errorf("no connection %d in this run", connID)
+	c, err := e.connFor(connID)
+	if err != nil {
+		return 0, err
 	}
 	id := e.ids.Add(1)
 	f := &protocol.Fault{ID: id, Action: protocol.ActionSend, Stage: protocol.StageInjected, By: protocol.BySend}
 	return id, c.port.Deliver(dir, msg, f)
+}
+
+// connFor finds the open connection a Send names.
+func (e *Engine) connFor(id uint32) (*conn, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c := e.conns[id]; c != nil {
+		return c, nil
+	}
+	var open []uint32
+	for n := range e.conns {
+		open = append(open, n)
+	}
+	slices.Sort(open)
+	switch {
+	case len(open) == 1 && id == 0:
+		return e.conns[open[0]], nil
+	case len(open) == 0:
+		return nil, fmt.Errorf("no connection is open in this run")
+	}
+	return nil, fmt.Errorf("no connection %d in this run; open: %v (pick one with --conn)", id, open[:min(len(open), 20)])
+}
+
+// closed forgets a connection whose directions have both ended.
+func (e *Engine) closed(c *conn) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.conns[c.id] == c {
+		delete(e.conns, c.id)
+	}
 }
 
 // pick finds the rule that acts on rec travelling in dir and draws its
