@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httputil"
+	"slices"
 	"sync"
 
 	"github.com/acpscope/acpscope/internal/acphttp"
@@ -42,6 +43,12 @@ import (
 // open: beyond it the oldest is dropped, with a warning recorded.
 const backlogLimit = 1024
 
+// icConnsLimit bounds the connections whose interception state the proxy
+// keeps: an editor that never sends DELETE leaves its state behind, and a
+// client opening connection after connection must not grow it forever.
+// Beyond it the idle ones (no request in flight) are ended, oldest first.
+const icConnsLimit = 1024
+
 // errNoStream says an SSE stream ended before a message could be written.
 var errNoStream = errors.New("the SSE stream has ended")
 
@@ -56,14 +63,14 @@ type httpConn struct {
 	clientMu, agentMu sync.Mutex
 
 	mu       sync.Mutex
-	post     *postSlot         // the POST whose message is in ic now
-	cur      target            // where the agent message in ic now came from
-	template *http.Request     // the last POST: headers for POSTs of our own
-	connID   string            // Acp-Connection-Id, once known
-	asked    map[string]string // requests by id → their session, to route answers
-	streams  []*sseStream      // open SSE streams, oldest first
-	backlog  [][]byte          // agent messages waiting for a stream
-	cancels  map[*context.CancelFunc]struct{}
+	post     *postSlot                        // the POST whose message is in ic now
+	cur      target                           // where the agent message in ic now came from
+	template *http.Request                    // the last POST: headers for POSTs of our own
+	connID   string                           // Acp-Connection-Id, once known
+	asked    map[string]string                // requests by id → their session, to route answers
+	streams  []*sseStream                     // open SSE streams, oldest first
+	backlog  [][]byte                         // agent messages waiting for a stream
+	cancels  map[*context.CancelFunc]struct{} // requests in flight
 	closed   bool
 }
 
@@ -95,10 +102,43 @@ func (p *HTTPProxy) httpConnFor(conn uint32) *httpConn {
 	if p.icConns == nil {
 		p.icConns = map[uint32]*httpConn{}
 	}
+	if len(p.icConns) >= icConnsLimit {
+		p.evictIdleLocked()
+	}
 	h := &httpConn{p: p, conn: conn, asked: map[string]string{}, cancels: map[*context.CancelFunc]struct{}{}}
 	h.ic = p.intercept.Open(conn, &httpPort{h})
 	p.icConns[conn] = h
 	return h
+}
+
+// evictIdleLocked ends the interception of the older half of the
+// connections with no request in flight (connection numbers grow, so the
+// lowest are the oldest).
+func (p *HTTPProxy) evictIdleLocked() {
+	var idle []uint32
+	for n, h := range p.icConns {
+		if h.idle() {
+			idle = append(idle, n)
+		}
+	}
+	slices.Sort(idle)
+	for _, n := range idle[:max(len(idle)/2, min(len(idle), 1))] {
+		h := p.icConns[n]
+		delete(p.icConns, n)
+		go h.end() // End delivers what is still held: not under icMu
+	}
+}
+
+func (h *httpConn) idle() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.cancels) == 0
+}
+
+// end tells the interceptor that both directions are over.
+func (h *httpConn) end() {
+	h.ic.End(wire.DirClient)
+	h.ic.End(wire.DirAgent)
 }
 
 // forget ends a connection's interception: what is held is delivered
@@ -109,8 +149,7 @@ func (p *HTTPProxy) forget(conn uint32) {
 	delete(p.icConns, conn)
 	p.icMu.Unlock()
 	if h != nil {
-		h.ic.End(wire.DirClient)
-		h.ic.End(wire.DirAgent)
+		h.end()
 	}
 }
 

@@ -162,7 +162,7 @@ func (w *icWriter) event(e *wire.SSEEvent) {
 		}
 		return
 	}
-	w.stream.arrived(e.ID)
+	w.stream.arrived(e)
 	_ = w.h.agentMessage(w.stream, bytes.Clone(e.Data))
 	w.err = w.stream.failure() // the client is gone: stop reading the upstream
 }
@@ -267,6 +267,7 @@ type sseStream struct {
 	kind    string // wire.StreamConnection, StreamSession or StreamPOSTSSE
 	session string // the Acp-Session-Id of a session stream
 	lastID  string // the id of the event now in the interceptor
+	lastEv  string // and its type ("" for the default, message)
 	done    bool
 	err     error // the first write that failed
 }
@@ -279,12 +280,13 @@ func newSSEStream(w http.ResponseWriter, ex *exchange) *sseStream {
 	return s
 }
 
-// arrived notes the id of the event about to go to the interceptor: the
-// event it delivers carries it on, so a client's Last-Event-ID still
-// resumes where it should.
-func (s *sseStream) arrived(id string) {
+// arrived notes the id and type of the event about to go to the
+// interceptor: the event it delivers carries them on, so a client's
+// Last-Event-ID still resumes where it should and a listener for the
+// type still hears it.
+func (s *sseStream) arrived(e *wire.SSEEvent) {
 	s.mu.Lock()
-	s.lastID = id
+	s.lastID, s.lastEv = e.ID, e.Event
 	s.mu.Unlock()
 }
 
@@ -294,8 +296,12 @@ func (s *sseStream) deliver(msg []byte) (bool, error) {
 	if s.done {
 		return false, nil
 	}
-	ev := wire.AppendSSEEvent(nil, s.lastID, msg)
-	s.lastID = ""
+	var ev []byte
+	if s.lastEv != "" {
+		ev = append(append(append(ev, "event: "...), s.lastEv...), '\n')
+	}
+	ev = wire.AppendSSEEvent(ev, s.lastID, msg)
+	s.lastID, s.lastEv = "", ""
 	return true, s.writeLocked(ev)
 }
 

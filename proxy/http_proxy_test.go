@@ -19,11 +19,22 @@ import (
 // proxyPair starts a fake upstream and a recording proxy in front of it,
 // both speaking proto, and returns the proxy's base URL and a client.
 func proxyPair(t *testing.T, proto netkit.Proto, upstreamPath string) (*netkit.FakeUpstream, *netkit.Recorder, string, *http.Client) {
+	up, rec, _, base, c := proxyPairWith(t, proto, upstreamPath, nil)
+	return up, rec, base, c
+}
+
+// proxyPairWith is proxyPair with options changed by mod; it also
+// returns the proxy.
+func proxyPairWith(t *testing.T, proto netkit.Proto, upstreamPath string, mod func(*HTTPProxyOptions)) (*netkit.FakeUpstream, *netkit.Recorder, *HTTPProxy, string, *http.Client) {
 	t.Helper()
 	up := netkit.NewFakeUpstream()
 	upSrv := netkit.StartServer(t, proto, up)
 	rec := &netkit.Recorder{}
-	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upSrv.URL + upstreamPath, Recorder: rec, UnsafeUpstreamInsecure: true})
+	opts := HTTPProxyOptions{Upstream: upSrv.URL + upstreamPath, Recorder: rec, UnsafeUpstreamInsecure: true}
+	if mod != nil {
+		mod(&opts)
+	}
+	p, err := NewHTTPProxy(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +43,7 @@ func proxyPair(t *testing.T, proto netkit.Proto, upstreamPath string) (*netkit.F
 	c := netkit.ClientFor(t, proto, front)
 	jar, _ := cookiejar.New(nil)
 	c.Jar = jar
-	return up, rec, front.URL, c
+	return up, rec, p, front.URL, c
 }
 
 // TestHTTPProxyRFD drives the RFD's flow through the proxy over each
