@@ -129,6 +129,9 @@ func (b *builder) handle(it *item) {
 		b.message(it.conn, it.dir, it.t, it.data, it.flags, it.env, it.fault)
 		b.g.frames++
 		b.g.wireBytes += int64(len(it.data))
+		if it.pooled { // copied into the segment by now (it fits one)
+			b.w.tap.buffers.release(it.data)
+		}
 		return
 	case itemLine:
 		b.line(it, it.data, it.flags)

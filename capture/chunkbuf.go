@@ -1,42 +1,47 @@
 package capture
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
-// chunkBuffers recycles the memory of large chunks. A busy stream is read
-// in chunks of up to a pump buffer (256 KiB), and copying each into fresh
-// memory made the kernel fault in and zero every page of it, on the
-// forwarding goroutine, once per byte forwarded: a third of the proxy's
-// CPU time when it carried 10 MB lines. The framer gives a chunk back once
-// it holds no piece of it (wire.Framer.Release), and the next copy reuses
-// it.
+// chunkBuffers recycles the memory of large chunks and frames. A busy
+// stream is read in chunks of up to a pump buffer (256 KiB), and copying
+// each into fresh memory made the kernel fault in and zero every page of
+// it, on the forwarding goroutine, once per byte forwarded: a third of
+// the proxy's CPU time when it carried 10 MB lines. The framer gives a
+// chunk back once it holds no piece of it (wire.Framer.Release), the
+// builder a frame (an SSE event, a WebSocket message) once it has copied
+// it into a segment, and the next copy reuses it.
 //
-// Buffers come in three sizes, 64, 128 and 256 KiB; a chunk takes the
+// Buffers come in five sizes, 16 KiB to 256 KiB; a copy takes the
 // smallest that fits and only if it fills at least half of it, so memory
 // in the queue stays within twice the bytes the tap accounts for. Smaller
-// chunks come from the ordinary allocator, which serves them without
-// faults. At most keptPerClass bytes of each size wait for reuse: the
+// copies come from the ordinary allocator, which serves them without
+// faults. At most keptBytes, all sizes together, wait for reuse: the
 // pieces of a 100 MiB line are given back together, and keeping them all
 // would hold that memory for the rest of the run.
 type chunkBuffers struct {
 	once sync.Once
 	free [len(chunkClasses)]chan []byte
+	kept atomic.Int64 // bytes waiting in free
 }
 
-// keptPerClass is sized by the two targets it trades between. A huge
-// line arrives in pipe-sized chunks (64 KiB) that all wait in the framer
-// until its newline; every chunk the pool cannot give back is faulted in
-// on the forwarding goroutine. 32 MiB covers a 20 MB line echoed (both
+// keptBytes is sized by the two targets it trades between. A huge line
+// arrives in pipe-sized chunks (64 KiB) that all wait in the framer until
+// its newline; every chunk the pool cannot give back is faulted in on the
+// forwarding goroutine. 32 MiB covers a 20 MB line echoed (both
 // directions at once, back to back) and most of a 100 MB one: in
 // `acpscope bench` the 20 MB echo went from a median 1.34× the minimal
 // forwarder to 1.11×, the 100 MB one from 1.22× to 1.08× (ten runs of
 // each). The pool is memory held for the run, and peak RSS with one
 // 100 MiB line must stay under 64 MiB + twice the line (264 MiB): it rose
 // from 230 MiB to 255 MiB; 40 MiB would leave 1.5 MiB to spare.
-const keptPerClass = 32 << 20
+const keptBytes = 32 << 20
 
 const maxPooledChunk = 256 << 10
 
-var chunkClasses = [...]int{maxPooledChunk / 4, maxPooledChunk / 2, maxPooledChunk}
+var chunkClasses = [...]int{maxPooledChunk / 16, maxPooledChunk / 8, maxPooledChunk / 4, maxPooledChunk / 2, maxPooledChunk}
 
 // Every frame cut straight from a pooled chunk fits in a segment, so the
 // builder copies it there before the chunk is reused (this fails to
@@ -58,7 +63,7 @@ func (cb *chunkBuffers) class(n int) int {
 
 func (cb *chunkBuffers) init() {
 	for i, size := range chunkClasses {
-		cb.free[i] = make(chan []byte, keptPerClass/size)
+		cb.free[i] = make(chan []byte, keptBytes/size)
 	}
 }
 
@@ -71,6 +76,7 @@ func (cb *chunkBuffers) copyOf(src []byte) []byte {
 	cb.once.Do(cb.init)
 	select {
 	case b := <-cb.free[c]:
+		cb.kept.Add(-int64(cap(b)))
 		return append(b[:0], src...)
 	default:
 		return append(make([]byte, 0, chunkClasses[c]), src...)
@@ -82,9 +88,14 @@ func (cb *chunkBuffers) release(b []byte) {
 	for i, size := range chunkClasses {
 		if cap(b) == size {
 			cb.once.Do(cb.init)
+			if cb.kept.Add(int64(size)) > keptBytes {
+				cb.kept.Add(-int64(size)) // enough are kept: this one goes to the collector
+				return
+			}
 			select {
 			case cb.free[i] <- b[:0]:
-			default: // enough are kept: this one goes to the collector
+			default:
+				cb.kept.Add(-int64(size))
 			}
 			return
 		}

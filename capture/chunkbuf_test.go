@@ -14,8 +14,9 @@ func TestChunkBufferClasses(t *testing.T) {
 	for _, tt := range []struct {
 		n, class int
 	}{
-		{0, -1}, {200, -1}, {32<<10 - 1, -1}, {32 << 10, 0}, {64 << 10, 0}, {64<<10 + 1, 1},
-		{128 << 10, 1}, {200 << 10, 2}, {256 << 10, 2}, {256<<10 + 1, -1}, {10 << 20, -1},
+		{0, -1}, {200, -1}, {8<<10 - 1, -1}, {8 << 10, 0}, {16 << 10, 0}, {16<<10 + 1, 1}, {32 << 10, 1},
+		{32<<10 + 1, 2}, {64 << 10, 2}, {64<<10 + 1, 3}, {128 << 10, 3}, {200 << 10, 4}, {256 << 10, 4},
+		{256<<10 + 1, -1}, {10 << 20, -1},
 	} {
 		if got := cb.class(tt.n); got != tt.class {
 			t.Errorf("class(%d) = %d, want %d", tt.n, got, tt.class)
@@ -25,7 +26,7 @@ func TestChunkBufferClasses(t *testing.T) {
 
 // TestChunkBuffersReuse: a released buffer is the next one handed out for
 // its class, copies hold exactly the source, and no more than
-// keptPerClass bytes of a class wait for reuse.
+// keptBytes bytes, all sizes together, wait for reuse.
 func TestChunkBuffersReuse(t *testing.T) {
 	var cb chunkBuffers
 	src := bytes.Repeat([]byte("abcdefgh"), 100<<10/8)
@@ -40,25 +41,50 @@ func TestChunkBuffersReuse(t *testing.T) {
 	}
 	small := cb.copyOf(src[:100])
 	cb.release(small) // not a pooled size: ignored
-	if got := len(cb.free[0]) + len(cb.free[1]) + len(cb.free[2]); got != 0 {
+	got := 0
+	for _, free := range cb.free {
+		got += len(free)
+	}
+	if got != 0 {
 		t.Errorf("%d buffers kept after releasing an unpooled one", got)
 	}
-	for i := 0; i < 2*keptPerClass/(256<<10); i++ {
+	for i := 0; i < keptBytes/(256<<10); i++ {
 		cb.release(make([]byte, 0, 256<<10)) // past the bound: dropped, never blocking
+		cb.release(make([]byte, 0, 16<<10))
+		cb.release(make([]byte, 0, 64<<10))
+	}
+	held := 0
+	for i, free := range cb.free {
+		held += len(free) * chunkClasses[i]
+	}
+	if held > keptBytes || held != int(cb.kept.Load()) || held < keptBytes-256<<10 {
+		t.Errorf("%d bytes kept (counted %d), want the pool full to within one buffer of %d", held, cb.kept.Load(), keptBytes)
 	}
 }
 
-// TestFramesLeaveChunkBuffersAlone: an HTTP frame is never given back by
-// a framer, so it must not take a buffer the chunks reuse.
-func TestFramesLeaveChunkBuffersAlone(t *testing.T) {
+// TestFramesGiveBuffersBack: an HTTP frame copied into a pooled buffer
+// gives it back once the builder has copied it into a segment, and is
+// recorded exactly even when its source is scribbled over at once.
+func TestFramesGiveBuffersBack(t *testing.T) {
 	w := createTest(t, WriterOptions{NoFeed: true, NoSync: true})
-	w.tap.buffers.release(make([]byte, 0, 128<<10))
-	w.Frame(0, wire.DirClient, 1, bytes.Repeat([]byte("f"), 100<<10), 0, &wire.Envelope{Method: "POST", Stream: wire.StreamPOST})
+	class := w.tap.buffers.class(100 << 10)
+	w.tap.buffers.release(make([]byte, 0, chunkClasses[class]))
+	src := bytes.Repeat([]byte("f"), 100<<10)
+	w.Frame(0, wire.DirClient, 1, src, 0, &wire.Envelope{Method: "POST", Stream: wire.StreamPOST})
+	clear(src)
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(w.tap.buffers.free[1]); n != 1 {
-		t.Errorf("%d buffers of 128 KiB left for chunks after a 100 KiB frame, want 1", n)
+	if n := len(w.tap.buffers.free[class]); n != 1 {
+		t.Errorf("%d buffers of %d KiB kept after a 100 KiB frame, want the 1 it took back", n, chunkClasses[class]>>10)
+	}
+	r, err := Open(w.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if body, err := r.Body(1); err != nil || !bytes.Equal(body, bytes.Repeat([]byte("f"), 100<<10)) {
+		t.Errorf("the frame was recorded as %d bytes (%v), want 100 KiB of f", len(body), err)
 	}
 }
 

@@ -45,6 +45,9 @@ type item struct {
 	env         *wire.Envelope
 	fault       *protocol.Fault // itemFrame: what acpscope did to it
 	synced      chan struct{}   // itemSync: closed once committed
+	// pooled: data is the tap's copy in recycled memory, given back
+	// once the builder has copied it into a segment.
+	pooled bool
 }
 
 type streamKey struct {
@@ -108,6 +111,8 @@ func (tp *tap) offer(it item, src []byte) bool {
 	case it.data != nil: // handed over by TakeFrame: kept, not copied
 	case it.kind == itemChunk:
 		it.data = tp.buffers.copyOf(src) // the framer gives it back
+	case tp.buffers.class(len(src)) >= 0: // an SSE event, a WebSocket message
+		it.data, it.pooled = tp.buffers.copyOf(src), true
 	default:
 		it.data = append(make([]byte, 0, len(src)), src...) // never nil: an empty Frame is a message
 	}
