@@ -8,8 +8,9 @@ import (
 )
 
 // echoPhase sends each of cfg.EchoSizes as one line through every
-// setup's echo pipeline, cfg.Reps times, setups alternating, and keeps
-// the median time each took to come back whole.
+// setup's echo pipeline, cfg.Reps times, setups alternating, the machine
+// settled before each, and keeps the median time each took to come back
+// whole.
 func echoPhase(ctx context.Context, cfg Config, setups []*benchSetup, rows []*Row) {
 	runs := make([]*benchRun, len(setups))
 	for i, s := range setups {
@@ -34,6 +35,7 @@ func echoPhase(ctx context.Context, cfg Config, setups []*benchSetup, rows []*Ro
 				if m == nil || rows[i].Err != nil {
 					continue
 				}
+				settle()
 				d, err := echoOnce(m, line)
 				if err != nil {
 					rows[i].Err = fmt.Errorf("echo of %d B: %w", size, err)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acpscope/acpscope/capture"
 )
@@ -229,5 +231,22 @@ func TestBenchPacedTargets(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCPUTimes: the idle and total jiffies settle reads grow and the
+// idle ones never outgrow the total.
+func TestCPUTimes(t *testing.T) {
+	idle1, total1, ok := cpuTimes()
+	if !ok {
+		if runtime.GOOS == "linux" {
+			t.Fatal("cpuTimes could not read /proc/stat on Linux")
+		}
+		return // settle falls back to a fixed pause
+	}
+	time.Sleep(20 * time.Millisecond)
+	idle2, total2, ok := cpuTimes()
+	if !ok || idle1 > total1 || idle2 < idle1 || total2 < total1 || idle2-idle1 > total2-total1 {
+		t.Errorf("cpu times (%d, %d) then (%d, %d), ok %v", idle1, total1, idle2, total2, ok)
 	}
 }
