@@ -31,12 +31,20 @@ func sseString(e *SSEEvent) string {
 	return s
 }
 
+// decodeAll decodes chunks as a reverse proxy hands them over: each in
+// the same reused buffer, scribbled over once Push returns, so that an
+// event that kept a piece of an earlier chunk shows it.
 func decodeAll(chunks ...[]byte) []string {
 	var d SSEDecoder
 	var out []string
 	emit := func(e *SSEEvent) { out = append(out, sseString(e)) }
+	var buf []byte
 	for _, c := range chunks {
-		d.Push(c, emit)
+		buf = append(buf[:0], c...)
+		d.Push(buf, emit)
+		for i := range buf {
+			buf[i] = 'X'
+		}
 	}
 	d.End(emit)
 	return out
