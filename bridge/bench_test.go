@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/acpscope/acpscope/internal/tap"
+	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/internal/testkit/netkit"
-	"github.com/acpscope/acpscope/wire"
 )
 
 // roundTripper sends one line and waits for the agent's answer.
@@ -34,7 +34,7 @@ func (r *roundTripper) roundTrip(b *testing.B, line []byte) {
 // agent (a request it does not know, answered with a short -32601) over
 // its own pipes, and through connect and serve: the editor's line goes
 // through connect, over Streamable HTTP or a WebSocket, through serve to
-// the agent's stdio and back, with both hops' recorders on. Each route
+// the agent's stdio and back, both hops recording into real captures. Each route
 // runs in the same benchmark run as the direct pipes, and it reports the
 // ratio, so both hops' cost is read against the agent alone.
 func BenchmarkServeConnectAgainstDirect(b *testing.B) {
@@ -72,21 +72,29 @@ func startDirect(b *testing.B) *roundTripper {
 	}
 	b.Cleanup(func() { in.Close(); cmd.Wait() })
 	rt := &roundTripper{in: in, out: bufio.NewReaderSize(out, 64<<10)}
-	rt.roundTrip(b, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`+"\n"))
+	rt.roundTrip(b, initializeLine)
 	return rt
 }
 
+// initializeLine opens a benchmark's conversation with the test agent.
+var initializeLine = []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}` + "\n")
+
 // startBridged runs connect to serve over route, initialized; both
-// record into counting recorders.
+// record into real captures.
 func startBridged(b *testing.B, route string) *roundTripper {
-	rec := &copyingRecorder{}
-	f := startServe(b, netkit.H1, func(o *ServeOptions) { o.Recorder = rec })
+	f := startServe(b, netkit.H1, func(o *ServeOptions) { o.Recorder = captureFor(b) })
+	rt := connectURL(b, route+f.url[strings.Index(f.url, ":"):])
+	rt.roundTrip(b, initializeLine)
+	return rt
+}
+
+// connectURL runs acpscope connect, recording, to the endpoint url.
+func connectURL(b *testing.B, url string) *roundTripper {
 	stdinR, stdinW := io.Pipe()
 	outR, outW := io.Pipe()
-	url := route + f.url[strings.Index(f.url, ":"):]
 	done := make(chan error, 1)
 	go func() {
-		done <- Connect(context.Background(), ConnectOptions{URL: url, Stdin: stdinR, Stdout: outW, Recorder: &copyingRecorder{}})
+		done <- Connect(context.Background(), ConnectOptions{URL: url, Stdin: stdinR, Stdout: outW, Recorder: captureFor(b)})
 		outW.Close()
 	}()
 	b.Cleanup(func() {
@@ -94,22 +102,16 @@ func startBridged(b *testing.B, route string) *roundTripper {
 		go io.Copy(io.Discard, outR)
 		<-done
 	})
-	rt := &roundTripper{in: stdinW, out: bufio.NewReaderSize(outR, 64<<10)}
-	rt.roundTrip(b, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`+"\n"))
-	return rt
+	return &roundTripper{in: stdinW, out: bufio.NewReaderSize(outR, 64<<10)}
 }
 
-// copyingRecorder stands in for capture.Writer: it copies every message
-// handed over, as the writer does, and keeps nothing.
-type copyingRecorder struct {
-	tap.Discard
-	buf []byte
-}
-
-func (c *copyingRecorder) Frame(_ uint32, _ wire.Dir, _ int64, b []byte, _ wire.Flags, _ *wire.Envelope) {
-	c.buf = append(c.buf[:0], b...)
-}
-
-func (c *copyingRecorder) TakeFrame(conn uint32, dir wire.Dir, t int64, b []byte, flags wire.Flags, env *wire.Envelope) {
-	c.Frame(conn, dir, t, b, flags, env)
+// captureFor is a real capture writer (fsync on) in b's temporary
+// directory, closed when b ends: what a run of connect or serve records.
+func captureFor(b *testing.B) *capture.Writer {
+	w, err := capture.Create(filepath.Join(b.TempDir(), "bench"+capture.Ext), capture.WriterOptions{NoFeed: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { w.Close() })
+	return w
 }
