@@ -27,6 +27,7 @@ func proxyHelp() help {
   acpscope proxy --tls-cert cert.pem --tls-key key.pem --upstream https://10.0.0.5/acp --unsafe-upstream-insecure
   ACPSCOPE_UPSTREAM_AUTH_TOKEN=$KEY acpscope proxy --auth-token-file tok --upstream https://agents.example.com/acp
       clients send the token in tok; the upstream gets $KEY instead
+  acpscope proxy --faults flaky-agent --upstream http://127.0.0.1:7331/acp  # a fault plan on every message
 
 Every POST body, SSE event, JSON reply and WebSocket message on the endpoint
 is forwarded unchanged and recorded with its HTTP envelope; other paths
@@ -34,7 +35,10 @@ is forwarded unchanged and recorded with its HTTP envelope; other paths
 knowledge) and TLS work on both sides; the upstream is spoken to in the
 protocol the client used. Host, Origin and the token are checked as serve
 checks them, before anything is forwarded; the client's Authorization goes
-upstream unchanged unless --upstream-auth-token(-file) replaces it.`,
+upstream unchanged unless --upstream-auth-token(-file) replaces it. With
+--faults or --allow-intercept every message goes through the plan or the
+inspector's holds instead, and is recorded as what happened to it (see
+acpscope help faults).`,
 		setup: func(fs *flag.FlagSet) {
 			fs.String("listen", defaultListen, "address to listen on (loopback unless you mean it)")
 			fs.String("upstream", "", "the agent's endpoint URL, http(s):// (ws:// and wss:// are accepted as aliases)")
