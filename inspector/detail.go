@@ -22,6 +22,10 @@ const (
 // showDetail fills the detail pane for the selected row.
 func (cv *captureView) showDetail() {
 	cv.detailJb.stop()
+	if h := cv.rows.heldAt(cv.selected()); h != nil {
+		cv.showHeldDetail(h)
+		return
+	}
 	ri := cv.rows.row(cv.selected())
 	if ri == nil {
 		cv.detailOf = 0

@@ -28,6 +28,18 @@ type heldPage struct {
 	root   *tview.Flex
 }
 
+// showHeldAt opens the held messages at the one numbered id.
+func (cv *captureView) showHeldAt(id uint64) {
+	cv.showHeld()
+	if p := cv.a.heldPage; p != nil && cv.ctl != nil {
+		for i, h := range cv.ctl.held {
+			if h.ID == id {
+				p.table.Select(i+1, 0)
+			}
+		}
+	}
+}
+
 // showHeld opens the held messages.
 func (cv *captureView) showHeld() {
 	if cv.ctl == nil || cv.ctl.filter == "" && len(cv.ctl.held) == 0 {

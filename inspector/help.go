@@ -23,7 +23,7 @@ var bindings = []struct {
 		{"g Home / G End", "first / last message (G resumes following)"},
 		{"PgDn Ctrl-F / PgUp Ctrl-B", "page down / up"},
 		{"Tab", "switch between the table and the detail pane"},
-		{"Enter", "open the detail pane full size (again: back)"},
+		{"Enter", "full-size detail (again: back); ⏸ row: held list"},
 		{"Esc q", "back: detail → table → library; quits at the top"},
 		{"Q Ctrl-C", "quit"},
 	}},

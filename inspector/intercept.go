@@ -77,6 +77,7 @@ func (cv *captureView) closeControl() {
 	cv.ctl.c.Close()
 	cv.ctl.events.stop()
 	cv.ctl = nil
+	cv.rows.setHeld(nil)
 }
 
 // controlEvent takes what the proxy says: a message held, or released.
@@ -98,6 +99,7 @@ func (cv *captureView) controlEvent(ctl *control, ev fault.Event) {
 			cv.message = fmt.Sprintf("held #%d: %s", ev.ID, ev.Note)
 		}
 	}
+	cv.rows.setHeld(ctl.held)
 	if cv.a.heldPage != nil {
 		cv.a.heldPage.refresh()
 	}
@@ -110,6 +112,7 @@ func (cv *captureView) controlLost(ctl *control) {
 	}
 	cv.ctl.events.stop()
 	cv.ctl = nil
+	cv.rows.setHeld(nil)
 	cv.message = "the proxy's control socket closed: nothing is held any more"
 }
 

@@ -77,10 +77,23 @@ func TestInterceptRealProxy(t *testing.T) {
 	h.key(tcell.KeyEnter)
 	h.waitFor("⏸ method:session/new")
 
-	// Edited, then forwarded: the agent answers the edited request.
+	// Held, it shows in the table after the records, and Enter on it
+	// opens the held list there. Edited, then forwarded: the agent
+	// answers the edited request.
 	send(newSession("2", "/first"))
 	h.waitFor("1 held (h)")
-	h.typeKeys("h")
+	h.waitUntil("the held row in the table", func(s string) bool {
+		for _, line := range strings.Split(s, "\n") {
+			if strings.Contains(line, "⏸") && strings.Contains(line, "held ") && strings.Contains(line, "session/new") {
+				return true
+			}
+		}
+		return false
+	})
+	h.key(tcell.KeyEnd)
+	h.key(tcell.KeyDown)
+	h.waitFor(`"cwd": "/first"`, "Enter or h: forward, edit or drop")
+	h.key(tcell.KeyEnter)
 	h.waitFor("1 held · intercepting", "→ session/new", `"cwd": "/first"`)
 	h.typeKeys("e")
 	answerTo(t, lines, "2")

@@ -28,6 +28,10 @@ func (cv *captureView) tableKeys(ev *tcell.EventKey) *tcell.EventKey {
 	case tcell.KeyEnd:
 		cv.toEnd()
 	case tcell.KeyEnter:
+		if h := cv.rows.heldAt(cv.selected()); h != nil {
+			cv.showHeldAt(h.ID)
+			return nil
+		}
 		cv.setZoom(!cv.zoom)
 		if cv.zoom {
 			cv.a.tv.SetFocus(cv.detail)

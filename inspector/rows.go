@@ -61,6 +61,8 @@ type rowModel struct {
 	marks    map[uint64]bool
 	delta    bool // time column shows the gap to the previous row
 	cols     []column
+
+	held []heldRow // messages the proxy holds for us, after the records
 }
 
 func newRowModel(src capture.Source) *rowModel {
@@ -206,8 +208,8 @@ func (m *rowModel) evict() {
 	}
 }
 
-// GetRowCount counts the header row too.
-func (m *rowModel) GetRowCount() int    { return m.total + 1 }
+// GetRowCount counts the header row and the held rows too.
+func (m *rowModel) GetRowCount() int    { return m.total + len(m.held) + 1 }
 func (m *rowModel) GetColumnCount() int { return len(m.cols) }
 
 func (m *rowModel) GetCell(row, col int) *tview.TableCell {
@@ -217,6 +219,9 @@ func (m *rowModel) GetCell(row, col int) *tview.TableCell {
 	c := m.cols[col]
 	if row == 0 {
 		return headerCell(c)
+	}
+	if k := row - 1 - m.total; k >= 0 && k < len(m.held) {
+		return m.heldCell(c, &m.held[k])
 	}
 	ri := m.row(row - 1)
 	if ri == nil {

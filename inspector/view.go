@@ -174,8 +174,8 @@ func (cv *captureView) selected() int {
 }
 
 func (cv *captureView) selectIndex(i int) {
-	if i >= cv.rows.total {
-		i = cv.rows.total - 1
+	if last := cv.rows.total + len(cv.rows.held) - 1; i > last {
+		i = last
 	}
 	if i < 0 {
 		i = 0
