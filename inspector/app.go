@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
@@ -99,6 +100,9 @@ type app struct {
 	screen tcell.Screen
 	// heldPage is the open list of held messages, nil when closed.
 	heldPage *heldPage
+	// heldOpen mirrors heldPage != nil for the poster, which redraws
+	// the held list's ages once a second while it is open.
+	heldOpen atomic.Bool
 
 	mu       sync.Mutex
 	posts    []func()
@@ -143,18 +147,32 @@ func (a *app) poster() {
 	tick := time.NewTicker(redrawEvery)
 	defer tick.Stop()
 	pending := false
+	lastAges := time.Now()
 	for {
 		select {
 		case <-a.done:
 			return
 		case <-a.wake:
 			pending = true
-		case <-tick.C:
+		case now := <-tick.C:
+			if a.heldOpen.Load() && now.Sub(lastAges) >= time.Second {
+				lastAges, pending = now, true
+				a.mu.Lock()
+				a.posts = append(a.posts, a.refreshHeld)
+				a.mu.Unlock()
+			}
 			if pending {
 				pending = false
 				a.tv.QueueUpdateDraw(a.drain)
 			}
 		}
+	}
+}
+
+// refreshHeld redraws the held list, whose ages grow as time passes.
+func (a *app) refreshHeld() {
+	if a.heldPage != nil {
+		a.heldPage.refresh()
 	}
 }
 

@@ -55,6 +55,7 @@ func (cv *captureView) showHeld() {
 	p.table.SetInputCapture(p.keys)
 	p.root = tview.NewFlex().SetDirection(tview.FlexRow).AddItem(p.table, 0, 1, true).AddItem(p.detail, 0, 2, false)
 	cv.a.heldPage = p
+	cv.a.heldOpen.Store(true)
 	cv.a.pages.AddAndSwitchToPage(pageHeld, p.root, true)
 	cv.a.tv.SetFocus(p.table)
 	p.refresh()
@@ -168,6 +169,7 @@ func (p *heldPage) releaseID(id uint64, verdict string, msg []byte) {
 func (p *heldPage) close() {
 	a := p.cv.a
 	a.heldPage = nil
+	a.heldOpen.Store(false)
 	a.pages.RemovePage(pageHeld)
 	a.pages.SwitchToPage(pageCapture)
 	a.tv.SetFocus(p.cv.table)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +47,9 @@ func answerTo(t *testing.T, lines <-chan string, id string) string {
 		}
 	}
 }
+
+// heldAge matches a held list row whose age has grown past 0s.
+var heldAge = regexp.MustCompile(`(?m)→ session/new .* [1-9][0-9]*s\s*[│║]?\s*$`)
 
 // TestInterceptRealProxy holds, edits, forwards, drops, sends and
 // releases messages of a real proxy process run with interception
@@ -95,6 +99,9 @@ func TestInterceptRealProxy(t *testing.T) {
 	h.waitFor(`"cwd": "/first"`, "Enter or h: forward, edit or drop")
 	h.key(tcell.KeyEnter)
 	h.waitFor("1 held · intercepting", "→ session/new", `"cwd": "/first"`)
+	h.waitUntil("the hold's age to grow while the list is open", func(s string) bool {
+		return heldAge.MatchString(s)
+	})
 	h.typeKeys("e")
 	answerTo(t, lines, "2")
 	h.waitFor("0 held · intercepting")
