@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httputil"
@@ -33,15 +34,20 @@ import (
 //     one is open, else on the stream it arrived on, else on the
 //     connection's stream; a JSON reply takes the first answer delivered
 //     while it is in the interceptor. A message with no stream to go to
-//     waits for one (a backlog of backlogLimit).
+//     waits for one (a backlog of backlogLimit messages and backlogBytes;
+//     beyond either the oldest is dropped and HTTPProxyOptions.Warn told).
 //
 // A message is recorded once, as what happened to it, with the envelope
 // of where it was delivered. Without an interceptor none of this runs:
 // requests go through serveRecorded, bytes unchanged.
 
-// backlogLimit bounds the agent messages waiting for an SSE stream to
-// open: beyond it the oldest is dropped, with a warning recorded.
-const backlogLimit = 1024
+// backlogLimit and backlogBytes bound the agent messages waiting for an
+// SSE stream to open (the RFD's clients open one at once; one that never
+// does must not grow the proxy's memory without end).
+const (
+	backlogLimit = 1024
+	backlogBytes = 64 << 20
+)
 
 // icConnsLimit bounds the connections whose interception state the proxy
 // keeps: an editor that never sends DELETE leaves its state behind, and a
@@ -70,8 +76,15 @@ type httpConn struct {
 	asked    map[string]string                // requests by id → their session, to route answers
 	streams  []*sseStream                     // open SSE streams, oldest first
 	backlog  [][]byte                         // agent messages waiting for a stream
+	waiting  int                              // their bytes
+	dropped  int                              // messages the backlog's bounds dropped
 	cancels  map[*context.CancelFunc]struct{} // requests in flight
 	closed   bool
+
+	// ctx ends with the connection's interception: the POSTs acpscope
+	// sends on its own, and the reading of their answers, end with it.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // postSlot is a client POST while its message is in the interceptor.
@@ -106,6 +119,7 @@ func (p *HTTPProxy) httpConnFor(conn uint32) *httpConn {
 		p.evictIdleLocked()
 	}
 	h := &httpConn{p: p, conn: conn, asked: map[string]string{}, cancels: map[*context.CancelFunc]struct{}{}}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.ic = p.intercept.Open(conn, &httpPort{h})
 	p.icConns[conn] = h
 	return h
@@ -139,6 +153,7 @@ func (h *httpConn) idle() bool {
 func (h *httpConn) end() {
 	h.ic.End(wire.DirClient)
 	h.ic.End(wire.DirAgent)
+	h.cancel()
 }
 
 // forget ends a connection's interception: what is held is delivered
@@ -288,6 +303,7 @@ func (h *httpConn) toAgent(msg []byte, f *protocol.Fault) error {
 	h.record(wire.DirClient, msg, postEnvelope(req), f)
 	out := h.p.outRequest(req, msg)
 	if slot == nil {
+		out = out.WithContext(h.ctx)
 		h.ownHeaders(out.Header, msg)
 	}
 	resp, err := h.p.reverseProxy(req).Transport.RoundTrip(out)
@@ -463,14 +479,25 @@ func (h *httpConn) route(m *wire.Message) target {
 	return nil
 }
 
-// queue keeps an agent message until a stream opens.
+// queue keeps an agent message until a stream opens; past the backlog's
+// bounds the oldest waiting message is dropped, and said so.
 func (h *httpConn) queue(msg []byte) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if len(h.backlog) >= backlogLimit {
-		h.backlog = h.backlog[1:]
-	}
 	h.backlog = append(h.backlog, msg)
+	h.waiting += len(msg)
+	lost := 0
+	for len(h.backlog) > 1 && (len(h.backlog) > backlogLimit || h.waiting > backlogBytes) {
+		h.waiting -= len(h.backlog[0])
+		h.backlog[0] = nil
+		h.backlog = h.backlog[1:]
+		lost++
+	}
+	h.dropped += lost
+	total := h.dropped
+	h.mu.Unlock()
+	if lost > 0 {
+		h.p.warn(fmt.Sprintf("proxy: connection %d opened no SSE stream for the agent's messages: dropped the oldest waiting (%d so far); they are recorded as sent but never reached the client", h.conn, total))
+	}
 }
 
 // opened adds a stream and writes it the messages that were waiting.
@@ -478,7 +505,7 @@ func (h *httpConn) opened(s *sseStream) {
 	h.mu.Lock()
 	h.streams = append(h.streams, s)
 	waiting := h.backlog
-	h.backlog = nil
+	h.backlog, h.waiting = nil, 0
 	h.mu.Unlock()
 	for _, msg := range waiting {
 		if took, _ := s.deliver(msg); !took {

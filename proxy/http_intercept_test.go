@@ -144,3 +144,42 @@ func TestInterceptConnectionsBounded(t *testing.T) {
 		t.Errorf("the proxy keeps the state of %d connections, over its bound of %d", n, icConnsLimit)
 	}
 }
+
+// TestInterceptBacklogBounded: agent messages waiting for an SSE stream
+// that never opens are bounded in number and bytes, and what the bounds
+// drop is said, not hidden.
+func TestInterceptBacklogBounded(t *testing.T) {
+	var warned []string
+	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: "http://127.0.0.1:1/acp", Intercept: fault.New(fault.Options{}),
+		Warn: func(s string) { warned = append(warned, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	tests := []struct {
+		name        string
+		count, size int
+		kept        int
+	}{
+		{"count", backlogLimit + 76, 10, backlogLimit},
+		{"bytes", 3, 25 << 20, 2},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			warned = nil
+			h := p.httpConnFor(uint32(i + 1))
+			for range tc.count {
+				h.queue(make([]byte, tc.size))
+			}
+			h.mu.Lock()
+			kept, waiting, dropped := len(h.backlog), h.waiting, h.dropped
+			h.mu.Unlock()
+			if kept != tc.kept || waiting != tc.kept*tc.size || dropped != tc.count-tc.kept {
+				t.Errorf("kept %d (%d bytes), dropped %d; want %d kept of %d", kept, waiting, dropped, tc.kept, tc.count)
+			}
+			if len(warned) == 0 || !strings.Contains(warned[len(warned)-1], fmt.Sprintf("dropped the oldest waiting (%d so far)", tc.count-tc.kept)) {
+				t.Errorf("warnings %q do not say what was dropped", warned)
+			}
+		})
+	}
+}

@@ -59,6 +59,9 @@ type HTTPProxyOptions struct {
 	// endpoint (0 means acphttp.DefaultMaxMessageSize): a longer one gets 413 or
 	// a 1009 close and never reaches the upstream.
 	MaxMessageSize int64
+	// Warn hears what the proxy must say while it runs (a message under
+	// interception it could not deliver); nil discards.
+	Warn func(string)
 	// MaxInFlight caps requests in flight, open SSE streams and
 	// WebSockets included (0 means DefaultMaxInFlight, negative means no
 	// cap); beyond it a request gets 503 with Retry-After.
@@ -93,8 +96,9 @@ type HTTPProxy struct {
 	proto     string // UpstreamProtocol
 	conns     acphttp.ConnTable
 
-	maxMessage  int64 // MaxMessageSize
-	maxInFlight int   // MaxInFlight
+	warn        func(string) // Warn, never nil
+	maxMessage  int64        // MaxMessageSize
+	maxInFlight int          // MaxInFlight
 	inFlight    atomic.Int64
 
 	h1, h2c   *http.Transport         // HTTP/1.1 (and h2 over TLS); cleartext HTTP/2
@@ -126,6 +130,9 @@ func NewHTTPProxy(opts HTTPProxyOptions) (*HTTPProxy, error) {
 		maxMessage: opts.MaxMessageSize, maxInFlight: opts.MaxInFlight}
 	if p.maxMessage <= 0 {
 		p.maxMessage = acphttp.DefaultMaxMessageSize
+	}
+	if p.warn = opts.Warn; p.warn == nil {
+		p.warn = func(string) {}
 	}
 	if p.maxInFlight == 0 {
 		p.maxInFlight = DefaultMaxInFlight

@@ -122,7 +122,7 @@ func runProxy(fs *flag.FlagSet, args []string) (int, error) {
 		return 2, err
 	}
 	defer faults.stop()
-	opts.Intercept = faults.interceptor()
+	opts.Intercept, opts.Warn = faults.interceptor(), warn
 	p, _ := proxy.NewHTTPProxy(opts)
 	defer p.Close()
 	ctx, stop := signalContext()
