@@ -42,6 +42,7 @@ type assembler struct {
 	streams      map[streamKey]*exchange
 	sockets      map[uint32]*exchange
 	byFault      map[uint64]*exchange // POSTs whose message acpscope replaced, by fault id
+	withheld     int                  // agent messages acpscope kept from the client
 }
 
 func newAssembler(meta capture.Meta) *assembler {
@@ -67,6 +68,12 @@ func (a *assembler) add(r *capture.Record) {
 		if x := a.bySeq[r.Parent]; x != nil {
 			a.bySeq[r.Seq] = x
 		}
+		return
+	}
+	if f := r.Fault; r.Dir == wire.DirAgent && f != nil && (f.Stage == protocol.StageDropped || f.Superseded()) {
+		// Dropped, or replaced by a changed copy: the client never
+		// received it, and a HAR shows what the client received.
+		a.withheld++
 		return
 	}
 	switch env.Stream {

@@ -128,8 +128,12 @@ func Export(src capture.Source, w io.Writer, opts capture.ExportOptions) (captur
 	if len(a.entries) == 0 {
 		return ex.Result(), ErrNotHTTP
 	}
+	comment := "ACP traffic recorded by acpscope; " + redactedNote(ex.Redacting())
+	if a.withheld > 0 {
+		comment += fmt.Sprintf("; %d agent messages acpscope dropped or replaced are left out, as the client never received them (the capture has them)", a.withheld)
+	}
 	doc := archive{Log: harLog{Version: "1.2", Creator: creator{Name: "acpscope", Version: meta.ProxyVersion}, Entries: a.finish(),
-		Comment: "ACP traffic recorded by acpscope; " + redactedNote(ex.Redacting())}}
+		Comment: comment}}
 	bw := bufio.NewWriterSize(w, 1<<16)
 	enc := json.NewEncoder(bw)
 	enc.SetIndent("", "  ")

@@ -330,3 +330,58 @@ func TestAlteredPOST(t *testing.T) {
 		}
 	}
 }
+
+// TestWithheldEvents: an SSE event acpscope dropped, or replaced by a
+// changed copy, is not in the stream the HAR shows (the client never
+// received it); the changed copy is, and the log's comment says how many
+// were left out.
+func TestWithheldEvents(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sse.acpscope")
+	w, err := capture.Create(path, capture.WriterOptions{NoSync: true, NoFeed: true,
+		Meta: capture.Meta{Transport: "http", Listen: "127.0.0.1:8700", Upstream: "http://127.0.0.1:9000/acp", ProxyVersion: "test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC).UnixNano()
+	stream := &wire.Envelope{Method: "GET", Path: "/acp", Status: 200, Stream: wire.StreamConnection, ConnectionID: "c1"}
+	update := func(text string) []byte {
+		return []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + text + `"}}}}`)
+	}
+	fault := func(id uint64, action, stage string) *protocol.Fault {
+		return &protocol.Fault{ID: id, Action: action, Stage: stage, Rule: "r", By: protocol.ByPlan}
+	}
+	w.Frame(1, wire.DirAgent, t0, nil, 0, &wire.Envelope{Method: "GET", Path: "/acp", Status: 200, Stream: wire.StreamHTTPControl, ConnectionID: "c1"})
+	w.Frame(1, wire.DirAgent, t0+1e6, update("one"), 0, stream)
+	w.Altered(1, wire.DirAgent, t0+2e6, update("two"), stream, fault(1, protocol.ActionDrop, protocol.StageDropped))
+	w.Altered(1, wire.DirAgent, t0+3e6, update("three"), stream, fault(2, protocol.ActionRewrite, protocol.StageReplaced))
+	w.Altered(1, wire.DirAgent, t0+3e6, update("THREE"), stream, fault(2, protocol.ActionRewrite, protocol.StageForwarded))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := export(t, path, capture.ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate(t, out)
+	var doc archive
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Log.Entries) != 1 {
+		t.Fatalf("%d entries, want the one stream: %s", len(doc.Log.Entries), out)
+	}
+	text := doc.Log.Entries[0].Response.Content.Text
+	for _, want := range []string{`"one"`, `"THREE"`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the stream lacks %s: %q", want, text)
+		}
+	}
+	for _, gone := range []string{`"two"`, `"three"`} {
+		if strings.Contains(text, gone) {
+			t.Errorf("the stream shows %s, which the client never received: %q", gone, text)
+		}
+	}
+	if !strings.Contains(doc.Log.Comment, "2 agent messages acpscope dropped or replaced are left out") {
+		t.Errorf("the log's comment does not say what was left out: %q", doc.Log.Comment)
+	}
+}
