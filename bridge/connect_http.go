@@ -41,6 +41,14 @@ type httpLink struct {
 	streams sync.WaitGroup // stream readers
 	order   *sequencer     // restores the agent's order across serve's streams
 
+	// The connection stream opens before initialize's answer reaches the
+	// editor, but nothing on it may reach the editor before that answer
+	// (a JSON reply carries no event id to order it by): its reader
+	// waits for initShown, closed once the answer is delivered.
+	initID    string        // the editor's initialize request id (h.mu)
+	initShown chan struct{} // closed by showInit
+	initOnce  sync.Once
+
 	why   string // why the transport speaks what it does (for Info)
 	proto string // the HTTP version of the latest response (h.mu)
 }
@@ -56,7 +64,7 @@ func (b *connector) openHTTP(ctx context.Context) *httpLink {
 	t, why := b.transport(ctx)
 	h := &httpLink{connector: b, client: &http.Client{Transport: t, Jar: b.jar}, ctx: ctx, cancel: cancel, why: why,
 		reqs: map[string]clientReq{}, agentReqs: map[string]string{}, open: map[string]bool{},
-		lastEvent: map[string]time.Time{}}
+		lastEvent: map[string]time.Time{}, initShown: make(chan struct{})}
 	h.order = newSequencer(h.deliver, b.fail)
 	return h
 }
@@ -350,6 +358,9 @@ func (h *httpLink) readStream(req *http.Request, resp *http.Response, stream, se
 		env := h.envelope(req, stream, resp.StatusCode, nil)
 		env.EventID = e.ID
 		h.rec.Frame(connectConn, wire.DirAgent, tap.Now(), e.Data, 0, env)
+		if stream == wire.StreamConnection && !h.waitInitShown() {
+			return
+		}
 		if id, err := strconv.ParseUint(e.ID, 10, 64); ordered && err == nil {
 			failed = h.order.push(id, e.Data)
 			return
@@ -414,7 +425,29 @@ func (h *httpLink) deliver(msg []byte) error {
 			return err
 		}
 	}
-	return h.fromServer(msg)
+	if err := h.fromServer(msg); err != nil {
+		return err
+	}
+	if m.Kind == wire.KindResponse || m.Kind == wire.KindError {
+		h.mu.Lock()
+		isInit := h.initID != "" && string(m.ID) == h.initID
+		h.mu.Unlock()
+		if isInit {
+			h.initOnce.Do(func() { close(h.initShown) })
+		}
+	}
+	return nil
+}
+
+// waitInitShown waits until the editor has initialize's answer; false
+// when the link ends first.
+func (h *httpLink) waitInitShown() bool {
+	select {
+	case <-h.initShown:
+		return true
+	case <-h.ctx.Done():
+		return false
+	}
 }
 
 // learnClient notes a client message and returns the session its POST
@@ -425,6 +458,9 @@ func (h *httpLink) learnClient(m *wire.Message) string {
 	switch m.Kind {
 	case wire.KindRequest:
 		h.reqs[string(m.ID)] = clientReq{method: m.Method, sessionID: m.SessionID}
+		if m.Method == "initialize" {
+			h.initID = string(m.ID)
+		}
 		return m.SessionID
 	case wire.KindNotification:
 		return m.SessionID
