@@ -121,6 +121,32 @@ func BenchmarkWriter10MB(b *testing.B) {
 	b.ReportMetric(float64(st.Loss.Messages), "lost")
 }
 
+// BenchmarkWriterFrame16KiB measures MB/s of 16 KiB messages handed over
+// whole, as the HTTP proxy hands over SSE events and WebSocket messages,
+// each with its envelope, fsync on.
+func BenchmarkWriterFrame16KiB(b *testing.B) {
+	msg := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"pad":"` + string(bytes.Repeat([]byte("x"), 16<<10)) + `"}}`)
+	env := &wire.Envelope{Method: "GET", Path: "/acp", Proto: "HTTP/1.1", Status: 200, Stream: wire.StreamConnection, ConnectionID: "c-1"}
+	w := createTest(b, WriterOptions{NoFeed: true, NoSync: benchNoSync})
+	limit := w.opts.QueueBytes / 2
+	b.ResetTimer()
+	start, cpu0 := time.Now(), cpuTime()
+	for i := 0; i < b.N; i++ {
+		for w.tap.queued.Load() > limit {
+			time.Sleep(50 * time.Microsecond)
+		}
+		w.Frame(1, wire.DirAgent, time.Now().UnixNano(), msg, 0, env)
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	elapsed, cpu := time.Since(start), cpuTime()-cpu0
+	st := reportRecords(b, w, start, cpu0)
+	mb := float64(st.Committed) * float64(len(msg)) / 1e6
+	b.ReportMetric(mb/elapsed.Seconds(), "MB/s")
+	b.ReportMetric(mb/cpu.Seconds(), "MB/cpu-s")
+}
+
 // BenchmarkWriter200BPairs is the worst case for the indexes: every
 // record is a request (client) or its response (agent) with an id of its
 // own, so each adds an id posting, and each response a pairing. It runs

@@ -190,13 +190,20 @@ func captureRecorder(b *testing.B) *capture.Writer {
 }
 
 // recordingProxy is acpscope's proxy to upstream recording into a real
-// capture.
+// capture; once b's turns are timed, it reports the share of messages
+// capture could not keep (a ratio bought by shedding them would flatter).
 func recordingProxy(b *testing.B, upstream string) string {
-	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upstream + "/acp", Recorder: captureRecorder(b)})
+	w := captureRecorder(b)
+	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upstream + "/acp", Recorder: w})
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { p.Close() })
+	b.Cleanup(func() {
+		p.Close()
+		w.Close()
+		st := w.Stats()
+		b.ReportMetric(100*float64(st.Loss.Messages)/float64(max(1, st.Loss.Messages+int64(st.Committed))), "%lost")
+	})
 	return netkit.StartServer(b, netkit.H1, p).URL
 }
 

@@ -1,7 +1,9 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -101,4 +103,43 @@ func (p *structKeyPairer) Response(dir Dir, id []byte) (pending, bool) {
 		delete(p.pending, k)
 	}
 	return req, ok
+}
+
+// BenchmarkSSEDecoder decodes a stream of events handed over in 32 KiB
+// reads, as a reverse proxy's copy loop reads them, against a scan for
+// the blank lines alone (the least any decoder does) in one run.
+func BenchmarkSSEDecoder(b *testing.B) {
+	for _, size := range []int{200, 16 << 10} {
+		data := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"pad":"` + strings.Repeat("x", size) + `"}}`)
+		var stream []byte
+		for len(stream) < 4<<20 {
+			stream = AppendSSEEvent(stream, "", data)
+		}
+		chunks := make([][]byte, 0, len(stream)/(32<<10)+1)
+		for rest := stream; len(rest) > 0; {
+			n := min(32<<10, len(rest))
+			chunks, rest = append(chunks, rest[:n]), rest[n:]
+		}
+		b.Run(fmt.Sprintf("event=%dB/decoder", size), func(b *testing.B) {
+			b.SetBytes(int64(len(stream)))
+			events := 0
+			for b.Loop() {
+				var d SSEDecoder
+				for _, c := range chunks {
+					d.Push(c, func(e *SSEEvent) { events += len(e.Data) & 1 })
+				}
+			}
+			_ = events
+		})
+		b.Run(fmt.Sprintf("event=%dB/scan-baseline", size), func(b *testing.B) {
+			b.SetBytes(int64(len(stream)))
+			blanks := 0
+			for b.Loop() {
+				for _, c := range chunks {
+					blanks += bytes.Count(c, []byte("\n\n"))
+				}
+			}
+			_ = blanks
+		})
+	}
 }
