@@ -23,7 +23,7 @@ type WriterOptions struct {
 	QueueBytes  int64
 	QueueChunks int
 	// CommitEvery, CommitRecords and CommitBytes bound a group commit
-	// (defaults 50 ms, 10 000 records, 16 MiB).
+	// (defaults 50 ms, 10 000 records, 4 MiB).
 	CommitEvery   time.Duration
 	CommitRecords int
 	CommitBytes   int64
