@@ -86,7 +86,7 @@ func runStdio(fs *flag.FlagSet, args []string) (int, error) {
 		return res.Exit.Code, nil
 	}
 	if err == nil && failedAtOnce(res, time.Since(start)) {
-		fmt.Fprintln(os.Stderr, "acpscope: "+failedAtOnceMessage(res, stderr.lastLine(), args))
+		warn(failedAtOnceMessage(res, stderr.lastLine(), args))
 	}
 	return res.Exit.Code, err
 }
@@ -167,7 +167,7 @@ func openCapture(fs *flag.FlagSet, meta capture.Meta) *capture.Writer {
 		var w *capture.Writer
 		w, err = capture.Create(path, capture.WriterOptions{
 			Meta: meta,
-			Warn: func(msg string) { fmt.Fprintln(os.Stderr, "acpscope: "+msg) },
+			Warn: warn,
 		})
 		if err == nil {
 			if quiet, _ := fs.GetBool("quiet"); !quiet {

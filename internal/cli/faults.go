@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 
@@ -140,5 +139,3 @@ func (r *faultRun) stop() {
 		r.control.Close()
 	}
 }
-
-func warn(msg string) { fmt.Fprintln(os.Stderr, "acpscope: "+msg) }

@@ -24,14 +24,12 @@ func otlpFlags(fs *flag.FlagSet) {
 
 // otlpConfig reads the span flags; endpointFlag names the endpoint's.
 func otlpConfig(fs *flag.FlagSet, endpointFlag string) telemetry.Config {
-	cfg := telemetry.Config{Version: version, Warn: warnLine}
+	cfg := telemetry.Config{Version: version, Warn: warn}
 	cfg.Endpoint, _ = fs.GetString(endpointFlag)
 	cfg.Protocol, _ = fs.GetString("otlp-protocol")
 	cfg.Bodies, _ = fs.GetBool("otlp-bodies")
 	return cfg
 }
-
-func warnLine(msg string) { fmt.Fprintln(os.Stderr, "acpscope: "+msg) }
 
 // startTelemetry streams the spans of what w records, when --otlp or the
 // environment asks for them. Spans are built from the capture's committed
@@ -48,11 +46,11 @@ func startTelemetry(fs *flag.FlagSet, w *capture.Writer) {
 		err = telemetry.Watch(w, p, telemetry.BuilderOptions{Bodies: cfg.Bodies})
 	}
 	if err != nil {
-		warnLine(fmt.Sprintf("NOT SENDING SPANS: %v; forwarding and capture continue", err))
+		warn(fmt.Sprintf("NOT SENDING SPANS: %v; forwarding and capture continue", err))
 		return
 	}
 	if quiet, _ := fs.GetBool("quiet"); !quiet {
-		warnLine("sending spans to " + cfg.Where())
+		warn("sending spans to " + cfg.Where())
 	}
 }
 
@@ -60,7 +58,7 @@ func startTelemetry(fs *flag.FlagSet, w *capture.Writer) {
 // spans will come: they are built from the capture's records.
 func noCaptureNoSpans(fs *flag.FlagSet) {
 	if e, _ := fs.GetString("otlp"); e != "" {
-		warnLine("--otlp sends spans built from the capture, and --no-capture records nothing: no spans will be sent (drop --no-capture)")
+		warn("--otlp sends spans built from the capture, and --no-capture records nothing: no spans will be sent (drop --no-capture)")
 	}
 }
 

@@ -67,3 +67,7 @@ func createOutput(path string) (w io.Writer, done func(failed bool) error, err e
 		return err
 	}, nil
 }
+
+// warn says one line on stderr, where a proxy's words go: its stdout
+// belongs to the protocol.
+func warn(msg string) { fmt.Fprintln(os.Stderr, "acpscope: "+msg) }
