@@ -138,6 +138,10 @@ type Report struct {
 	// and DiskErr why it could not be measured.
 	DiskMBPerS float64
 	DiskErr    error
+	// FaultCost is what faulting in one fresh 4 KiB page took, and
+	// FaultErr why it could not be measured.
+	FaultCost time.Duration
+	FaultErr  error
 }
 
 // ErrNoGo is returned when the minimal forwarder cannot be built.
@@ -174,6 +178,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		fmt.Fprintln(cfg.Progress, "acpscope bench: synced write rate of", cfg.Dir)
 		rep.DiskMBPerS, rep.DiskErr = medianSyncWriteRate(cfg.Dir, cfg.SyncProbeBytes)
 	}
+	fmt.Fprintln(cfg.Progress, "acpscope bench: page-fault cost")
+	rep.FaultCost, rep.FaultErr = medianFaultCost()
 	if cfg.PacedMBRate == 0 {
 		cfg.PacedMBRate = int(0.8 * rep.DiskMBPerS)
 		if cfg.PacedMBRate <= 0 {

@@ -181,6 +181,12 @@ func (r *Report) printDisk(w io.Writer) {
 	case r.DiskMBPerS > 0:
 		fmt.Fprintf(w, "capture directory synced write rate: %.0f MB/s (%s in 1 MiB writes, then fsync, like dd conv=fsync)\n", r.DiskMBPerS, mib(int64(r.Config.SyncProbeBytes)))
 	}
+	if r.FaultErr != nil {
+		fmt.Fprintf(w, "fresh memory: not measured: %v\n", r.FaultErr)
+	} else {
+		fmt.Fprintf(w, "fresh memory: %.1f µs to fault in each 4 KiB page (%s touched once, median of 3); capture pays it for every page it takes fresh\n",
+			float64(r.FaultCost.Nanoseconds())/1e3, mib(faultProbeBytes))
+	}
 	for _, row := range r.Rows {
 		if row.CaptureMBPerS > 0 {
 			fmt.Fprintf(w, "%s recorded %.0f MB/s flat out (%d B lines: bytes kept over the whole run, start-up to exit, median)\n", row.Name, row.CaptureMBPerS, r.Config.BigSize)

@@ -166,9 +166,12 @@ func TestBenchSmoke(t *testing.T) {
 	if rep.DiskMBPerS <= 0 || rep.DiskErr != nil {
 		t.Errorf("synced write rate %v, %v", rep.DiskMBPerS, rep.DiskErr)
 	}
+	if rep.FaultCost <= 0 || rep.FaultErr != nil {
+		t.Errorf("page-fault cost %v, %v", rep.FaultCost, rep.FaultErr)
+	}
 	for _, want := range []string{"(a) direct pipe", "(b) minimal forwarder", "(d) acpscope, capture on", "targets", "paced at 20k msgs/s",
 		"where capture keeps up: ", "at 20k msgs/s of", "at 20 MB/s of", "flat out, 2000 × 200 B lines", "RTT p50 ≤ 1.1× in ", "of 2 runs",
-		"line echoed", "CPU s/M msgs", "synced write rate", "CPU ", "(p1) env ACPSCOPE_BENCH_PEER=1"} {
+		"line echoed", "CPU s/M msgs", "synced write rate", "µs to fault in each 4 KiB page", "CPU ", "(p1) env ACPSCOPE_BENCH_PEER=1"} {
 		if !strings.Contains(sb.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, sb.String())
 		}
