@@ -12,7 +12,9 @@ import (
 
 // DefaultQueueBytes is the hand-off queue's default bound: a burst of
 // traffic up to this size is recorded whole however slow the disk is for
-// a moment, so only a longer burst shows whether capture keeps up.
+// a moment, so only a longer burst shows whether capture keeps up. Large
+// chunks and frames count against it as recycled buffers allow, and
+// beyond 8 MiB only so (see freshQueueBytes).
 const DefaultQueueBytes = 64 << 20
 
 // WriterOptions configure a Writer. Zero values take the defaults.

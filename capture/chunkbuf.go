@@ -83,6 +83,17 @@ func (cb *chunkBuffers) copyOf(src []byte) []byte {
 	}
 }
 
+// hasFree reports whether a recycled buffer waits for a copy of n bytes
+// (n of a pooled size).
+func (cb *chunkBuffers) hasFree(n int) bool {
+	c := cb.class(n)
+	if c < 0 {
+		return false
+	}
+	cb.once.Do(cb.init)
+	return len(cb.free[c]) > 0
+}
+
 // release takes back a chunk copyOf made, once nothing refers to it.
 func (cb *chunkBuffers) release(b []byte) {
 	for i, size := range chunkClasses {

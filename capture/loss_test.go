@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -230,5 +231,43 @@ func waitCommitted(t *testing.T, w *Writer, n uint64) {
 			t.Fatalf("committed %d in %v, want %d", w.Stats().Committed, waitLimit, n)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestTapFreshMemoryBound: with the writer stalled and a queue that
+// would take a gigabyte, the tap copies large chunks into fresh memory
+// only until freshQueueBytes are queued, then only into recycled
+// buffers, and drops and counts the rest; once the writer moves again
+// everything accepted is committed.
+func TestTapFreshMemoryBound(t *testing.T) {
+	gate := make(chan struct{})
+	w := createTest(t, WriterOptions{NoSync: true, NoFeed: true, commitGate: gate, QueueBytes: 1 << 30, QueueChunks: 1 << 16})
+	var open sync.Once
+	release := func() { open.Do(func() { close(gate) }) }
+	t.Cleanup(release) // before the writer's Close, which would wait for the gate
+	line := append(bytes.Repeat([]byte("z"), 1023), '\n')
+	chunk := bytes.Repeat(line, 64) // 64 KiB, a pipe's worth
+	sent, queuedAtDrop := 0, int64(-1)
+	for range (256 << 20) / len(chunk) { // far more than the bound and the recycled buffers
+		w.Chunk(0, StreamAgent, int64(sent), chunk)
+		sent++
+		if st := w.Stats(); st.Loss.Messages > 0 {
+			queuedAtDrop = st.Queued
+			break
+		}
+	}
+	if queuedAtDrop < 0 {
+		t.Fatalf("%d chunks of 64 KiB copied with the writer stalled and none dropped: fresh copies are not bounded", sent)
+	}
+	if queuedAtDrop < freshQueueBytes || w.tap.buffers.hasFree(len(chunk)) {
+		t.Errorf("the first drop came with %d bytes queued (bound %d), a recycled buffer free: %v", queuedAtDrop, freshQueueBytes, w.tap.buffers.hasFree(len(chunk)))
+	}
+	release()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st := w.Stats()
+	if lines := uint64(sent * 64); st.Committed+uint64(st.Loss.Messages) != lines || st.Loss.Messages != 64 {
+		t.Errorf("%d committed + %d lost, want %d sent and one chunk (64 lines) lost", st.Committed, st.Loss.Messages, lines)
 	}
 }
