@@ -12,9 +12,10 @@ import (
 
 // DefaultQueueBytes is the hand-off queue's default bound: a burst of
 // traffic up to this size is recorded whole however slow the disk is for
-// a moment, so only a longer burst shows whether capture keeps up. Large
-// chunks and frames count against it as recycled buffers allow, and
-// beyond 8 MiB only so (see freshQueueBytes).
+// a moment, so only a longer burst shows whether capture keeps up. Past
+// 8 MiB queued, large chunks and frames are taken only into recycled
+// buffers (see freshQueueBytes): until those are warm, a burst is
+// recorded whole up to about 8 MiB.
 const DefaultQueueBytes = 64 << 20
 
 // WriterOptions configure a Writer. Zero values take the defaults.

@@ -235,10 +235,9 @@ func waitCommitted(t *testing.T, w *Writer, n uint64) {
 }
 
 // TestTapFreshMemoryBound: with the writer stalled and a queue that
-// would take a gigabyte, the tap copies large chunks into fresh memory
-// only until freshQueueBytes are queued, then only into recycled
-// buffers, and drops and counts the rest; once the writer moves again
-// everything accepted is committed.
+// would take a gigabyte, the tap drops and counts large chunks once
+// freshQueueBytes are queued and the recycled buffers are used up, and
+// once the writer moves again everything accepted is committed.
 func TestTapFreshMemoryBound(t *testing.T) {
 	gate := make(chan struct{})
 	w := createTest(t, WriterOptions{NoSync: true, NoFeed: true, commitGate: gate, QueueBytes: 1 << 30, QueueChunks: 1 << 16})
@@ -259,8 +258,8 @@ func TestTapFreshMemoryBound(t *testing.T) {
 	if queuedAtDrop < 0 {
 		t.Fatalf("%d chunks of 64 KiB copied with the writer stalled and none dropped: fresh copies are not bounded", sent)
 	}
-	if queuedAtDrop < freshQueueBytes || w.tap.buffers.hasFree(len(chunk)) {
-		t.Errorf("the first drop came with %d bytes queued (bound %d), a recycled buffer free: %v", queuedAtDrop, freshQueueBytes, w.tap.buffers.hasFree(len(chunk)))
+	if queuedAtDrop < freshQueueBytes {
+		t.Errorf("the first drop came with %d bytes queued, under the bound of %d", queuedAtDrop, freshQueueBytes)
 	}
 	release()
 	if err := w.Close(); err != nil {
@@ -269,5 +268,48 @@ func TestTapFreshMemoryBound(t *testing.T) {
 	st := w.Stats()
 	if lines := uint64(sent * 64); st.Committed+uint64(st.Loss.Messages) != lines || st.Loss.Messages != 64 {
 		t.Errorf("%d committed + %d lost, want %d sent and one chunk (64 lines) lost", st.Committed, st.Loss.Messages, lines)
+	}
+}
+
+// TestOfferPastFreshBound: what the tap accepts once more than
+// freshQueueBytes is queued, on the tap alone (no writer goroutines to
+// give buffers back at a moment of their choosing).
+func TestOfferPastFreshBound(t *testing.T) {
+	big := bytes.Repeat([]byte("b"), 64<<10)
+	tests := []struct {
+		name   string
+		queued int64
+		free   bool // a recycled buffer of big's size waits
+		it     item
+		src    []byte
+		want   bool
+	}{
+		{"under the bound, fresh memory", freshQueueBytes - int64(len(big)), false, item{kind: itemChunk}, big, true},
+		{"past the bound, no recycled buffer", freshQueueBytes + 1, false, item{kind: itemChunk}, big, false},
+		{"past the bound, a recycled buffer", freshQueueBytes + 1, true, item{kind: itemChunk}, big, true},
+		{"past the bound, a frame without one", freshQueueBytes + 1, false, item{kind: itemFrame}, big, false},
+		{"past the bound, a small frame", freshQueueBytes + 1, false, item{kind: itemFrame}, []byte(`{"jsonrpc":"2.0"}`), true},
+		{"past the bound, handed over whole", freshQueueBytes + 1, false, item{kind: itemFrame, data: big}, big, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tp := &tap{queue: make(chan item, 1), limit: 1 << 30}
+			tp.queued.Store(tt.queued)
+			if tt.free {
+				tp.buffers.release(make([]byte, 0, 64<<10))
+			}
+			if got := tp.offer(tt.it, tt.src); got != tt.want {
+				t.Fatalf("offer = %v, want %v", got, tt.want)
+			}
+			if !tt.want {
+				if q := tp.queued.Load(); q != tt.queued {
+					t.Errorf("queued %d after a refusal, want %d as before", q, tt.queued)
+				}
+				return
+			}
+			if got := (<-tp.queue).data; !bytes.Equal(got, tt.src) {
+				t.Errorf("queued %d bytes, want a copy of the %d offered", len(got), len(tt.src))
+			}
+		})
 	}
 }

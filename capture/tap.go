@@ -113,8 +113,9 @@ const freshQueueBytes = 8 << 20
 
 // offer enqueues it without blocking, with a copy of src as its data
 // (src itself when TakeFrame set it). The copy is made only once the
-// queue has room: under overload the forwarding path pays nothing for a
-// chunk that is dropped anyway.
+// queue has room, and past freshQueueBytes only into a recycled buffer:
+// under overload the forwarding path pays nothing for a chunk that is
+// dropped anyway, nor faults in memory for one capture is behind on.
 func (tp *tap) offer(it item, src []byte) bool {
 	tp.offering.Add(1)
 	defer tp.offering.Add(-1)
