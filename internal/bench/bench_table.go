@@ -50,7 +50,7 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(tw, "\t%d\t%s\t%s\t%s\t\n", row.Loss, captureLoss(row), mib(row.PeakRSS), mib(row.RSSLine))
 	}
 	tw.Flush()
-	r.printDisk(w)
+	r.printMachine(w)
 	if c := r.row("c"); c != nil {
 		// Quoted for a POSIX shell, so the line can be pasted to rerun (c).
 		fmt.Fprintf(w, "(c) is: bash -c '%s' bash AGENT…\n", strings.ReplaceAll(r.Tee, "'", `'\''`))
@@ -172,9 +172,11 @@ func spread(v []float64) string {
 	return fmt.Sprintf("min %.2f×, median %.2f×, max %.2f×", v[0], v[len(v)/2], v[len(v)-1])
 }
 
-// printDisk says the capture directory's synced write rate beside what
-// capture recorded flat out, so it is plain when the disk is the bound.
-func (r *Report) printDisk(w io.Writer) {
+// printMachine says what the machine gives capture, the capture
+// directory's synced write rate and the cost of fresh memory, beside
+// what capture recorded flat out, so it is plain when the machine is the
+// bound.
+func (r *Report) printMachine(w io.Writer) {
 	switch {
 	case r.DiskErr != nil:
 		fmt.Fprintf(w, "capture directory synced write rate: not measured: %v\n", r.DiskErr)
