@@ -52,6 +52,9 @@ type Meta struct {
 	End           time.Time `json:"end,omitzero"` // zero while the capture is live
 	Exit          *Exit     `json:"exit,omitempty"`
 	Loss          Loss      `json:"loss"`
+	// CommitEvery is the window the writer committed in: a capture cut
+	// short by SIGKILL lacks at most this much of the end.
+	CommitEvery time.Duration `json:"commitEvery,omitempty"`
 	// Notes carries free-form facts (imported from, replayed from, …).
 	Notes map[string]string `json:"notes,omitempty"`
 }

@@ -81,7 +81,7 @@ func (o *WriterOptions) defaults() {
 		o.QueueChunks = 65536
 	}
 	if o.CommitEvery <= 0 {
-		o.CommitEvery = 50 * time.Millisecond
+		o.CommitEvery = DefaultCommitEvery
 	}
 	if o.CommitRecords <= 0 {
 		o.CommitRecords = 10000
@@ -155,6 +155,7 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 func (w *Writer) fillMeta() {
 	m := &w.meta
 	m.FormatVersion = FormatVersion
+	m.CommitEvery = w.opts.CommitEvery
 	if m.Start.IsZero() {
 		m.Start = time.Now().UTC()
 	}
