@@ -109,6 +109,30 @@ func durationFlag(fs *flag.FlagSet, name string, value time.Duration, usage stri
 	fs.Lookup(name).DefValue = human.Duration(value)
 }
 
+// rangedDurationFlag is durationFlag for a value that must lie within
+// [lo, hi]: one outside is refused while the command line is read, so a
+// mistyped window stops the command before it starts anything.
+func rangedDurationFlag(fs *flag.FlagSet, name string, value, lo, hi time.Duration, usage string) {
+	fs.Var(&rangedDuration{DurationFlag: human.NewDurationFlag(value), lo: lo, hi: hi}, name, usage)
+	fs.Lookup(name).DefValue = human.Duration(value)
+}
+
+type rangedDuration struct {
+	*human.DurationFlag
+	lo, hi time.Duration
+}
+
+func (r *rangedDuration) Set(s string) error {
+	d, err := human.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	if d < r.lo || d > r.hi {
+		return fmt.Errorf("%s is outside the range %s to %s", s, human.Duration(r.lo), human.Duration(r.hi))
+	}
+	return r.DurationFlag.Set(s)
+}
+
 // rowHeader and writeRow print records as one table everywhere.
 const rowHeader = "SEQ\tTIME\tDIR\tKIND\tID\tMETHOD\tSESSION\tSIZE\tLATENCY"
 

@@ -68,6 +68,7 @@ func netCaptureFlags(fs *flag.FlagSet) {
 	fs.Bool("no-capture", false, "forward only, record nothing")
 	fs.String("name", "", "agent name for listings")
 	fs.Bool("quiet", false, "do not print where the capture goes (loss warnings still print)")
+	commitFlag(fs)
 	otlpFlags(fs)
 }
 

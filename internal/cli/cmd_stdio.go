@@ -41,6 +41,7 @@ func stdioFlags(fs *flag.FlagSet) {
 	fs.String("name", "", "agent name for listings (default: from the command)")
 	durationFlag(fs, "grace", agent.DefaultGrace, "after stdin closes, how long the agent may stay silent before SIGTERM, then SIGKILL")
 	fs.Bool("quiet", false, "do not print where the capture goes (loss warnings still print)")
+	commitFlag(fs)
 	faultFlags(fs)
 	otlpFlags(fs)
 }
@@ -154,6 +155,13 @@ func exitedHow(e agent.ExitStatus) string {
 	return fmt.Sprintf("exited with status %d", e.Code)
 }
 
+// commitFlag is --commit-every, the capture's durability window, for
+// every command that records traffic.
+func commitFlag(fs *flag.FlagSet) {
+	rangedDurationFlag(fs, "commit-every", capture.DefaultCommitEvery, capture.MinCommitEvery, capture.MaxCommitEvery,
+		"commit the capture, with fsync, at least this often: a SIGKILL loses at most this much of it (fewer commits: fewer round trips held up by their kernel time)")
+}
+
 // openCapture starts recording for every command that proxies. A capture
 // that cannot be created must not keep the editor from its agent: it says
 // so loudly and the traffic flows unrecorded.
@@ -165,9 +173,11 @@ func openCapture(fs *flag.FlagSet, meta capture.Meta) *capture.Writer {
 	path, err := newCapturePath(fs, meta.Agent)
 	if err == nil {
 		var w *capture.Writer
+		every, _ := fs.GetDuration("commit-every") // 0 where the command has no such flag: the default
 		w, err = capture.Create(path, capture.WriterOptions{
-			Meta: meta,
-			Warn: warn,
+			Meta:        meta,
+			Warn:        warn,
+			CommitEvery: every,
 		})
 		if err == nil {
 			if quiet, _ := fs.GetBool("quiet"); !quiet {
