@@ -22,6 +22,9 @@ type Config struct {
 	// agent with capture on, writing capturePath, or with capture off
 	// when capturePath is "".
 	Proxy func(capturePath string, agent []string) *exec.Cmd
+	// CommitEvery is the capture's commit window that Proxy gives (d),
+	// named in its row when it is not capture.DefaultCommitEvery.
+	CommitEvery time.Duration
 	// Dir holds the forwarder build, logs and captures (default: a new
 	// temporary directory, removed at the end).
 	Dir string

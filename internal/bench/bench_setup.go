@@ -95,7 +95,11 @@ func benchSetups(ctx context.Context, cfg Config) ([]*benchSetup, error) {
 	}
 	if wanted(cfg, "d") {
 		var n atomic.Int64
-		all = append(all, &benchSetup{key: "d", name: "(d) acpscope, capture on", middle: true, capture: true, command: func(tag string, agent []string) (*exec.Cmd, string) {
+		name := "(d) acpscope, capture on"
+		if cfg.CommitEvery != 0 && cfg.CommitEvery != capture.DefaultCommitEvery {
+			name += ", commits every " + cfg.CommitEvery.String()
+		}
+		all = append(all, &benchSetup{key: "d", name: name, middle: true, capture: true, command: func(tag string, agent []string) (*exec.Cmd, string) {
 			path := benchFile(cfg, fmt.Sprintf("capture-%s-%d.acpscope", tag, n.Add(1)))
 			return cfg.Proxy(path, agent), path
 		}})

@@ -8,7 +8,9 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
+	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/internal/bench"
 	"github.com/acpscope/acpscope/internal/testagent/peer"
 	flag "github.com/spf13/pflag"
@@ -21,7 +23,8 @@ func benchHelp() help {
 		example: `  acpscope bench
   acpscope bench --msgs 200000 --big-count 3 --setups b,d
   acpscope bench --setups a,b,c,d,e     # e: the proxy with --no-capture, to see what capture costs
-  acpscope bench --setups b,d --peer 'npx @example/acp-proxy --'   # another proxy beside ours`,
+  acpscope bench --setups b,d --peer 'npx @example/acp-proxy --'   # another proxy beside ours
+  acpscope bench --setups b,d --commit-every 200ms   # round-trip tails with a wider commit window`,
 		setup: benchFlags,
 	}
 }
@@ -57,6 +60,8 @@ func benchFlags(fs *flag.FlagSet) {
 	fs.Int("paced-big-count", 50, "lines for the paced MB/s run: more than the capture queue can hide")
 	fs.String("setups", "a,b,c,d", "setups to run: a direct, b minimal forwarder, c tee pipeline, d acpscope with capture, e acpscope --no-capture")
 	fs.String("keep", "", "keep the forwarder, logs and captures in this directory")
+	rangedDurationFlag(fs, "commit-every", capture.DefaultCommitEvery, capture.MinCommitEvery, capture.MaxCommitEvery,
+		"run (d) with this --commit-every, to weigh the capture's durability window against round-trip tails")
 }
 
 func runBench(fs *flag.FlagSet, args []string) (int, error) {
@@ -71,7 +76,9 @@ func runBench(fs *flag.FlagSet, args []string) (int, error) {
 	if err != nil {
 		return 1, fmt.Errorf("finding our own binary to benchmark: %w", err)
 	}
-	cfg.Agent, cfg.Proxy, cfg.Progress = []string{exe, "bench-peer"}, benchProxy(exe), os.Stderr
+	every, _ := fs.GetDuration("commit-every")
+	cfg.Agent, cfg.Proxy, cfg.Progress = []string{exe, "bench-peer"}, benchProxy(exe, every), os.Stderr
+	cfg.CommitEvery = every
 	if cfg.Dir, _ = fs.GetString("keep"); cfg.Dir != "" {
 		if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 			return 1, err
@@ -142,9 +149,10 @@ func benchConfig(fs *flag.FlagSet) (bench.Config, error) {
 }
 
 // benchProxy runs this very binary as the stdio proxy, as an editor would.
-func benchProxy(exe string) func(capturePath string, agent []string) *exec.Cmd {
+// The setups that record commit every commitEvery.
+func benchProxy(exe string, commitEvery time.Duration) func(capturePath string, agent []string) *exec.Cmd {
 	return func(capturePath string, agent []string) *exec.Cmd {
-		args := []string{"--quiet", "--capture", capturePath}
+		args := []string{"--quiet", "--capture", capturePath, "--commit-every", commitEvery.String()}
 		if capturePath == "" {
 			args = []string{"--quiet", "--no-capture"}
 		}
