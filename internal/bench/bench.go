@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/acpscope/acpscope/capture"
 )
 
 // Config configures Run. Agent and Proxy are required; sizes take
@@ -277,14 +279,22 @@ func runPhases(ctx context.Context, cfg Config, setups []*benchSetup, rows []*Ro
 }
 
 // Round trips are timed in turns of rttBlock per setup. Before each turn
-// the machine settles for rttSettle (longer than capture's 50 ms commit
-// window, so one setup's background commit does not land in another's
-// turn) and rttRewarm untimed trips wake the pipeline up again.
+// the machine settles for rttSettle (longer than capture's default
+// commit window, so one setup's background commit does not land in
+// another's turn; see rttPause) and rttRewarm untimed trips wake the
+// pipeline up again.
 const (
 	rttBlock  = 1000
 	rttSettle = 60 * time.Millisecond
 	rttRewarm = 20
 )
+
+// rttPause is rttSettle stretched by however much (d)'s commit window
+// exceeds the default: a wider window's last commit would otherwise fall
+// in the next setup's turn, slowing the forwarder it is compared with.
+func (c Config) rttPause() time.Duration {
+	return rttSettle + max(0, c.CommitEvery-capture.DefaultCommitEvery)
+}
 
 // interleaveRTT starts every setup's echo pipeline, then times round
 // trips in turns of rttBlock per setup.
@@ -318,7 +328,7 @@ func interleaveRTT(ctx context.Context, cfg Config, setups []*benchSetup, rows [
 			if l == nil || rows[i].Err != nil {
 				continue
 			}
-			time.Sleep(rttSettle)
+			time.Sleep(cfg.rttPause())
 			err := l.rtt.trips(l.m, rttRewarm, nil)
 			if err == nil {
 				err = l.rtt.trips(l.m, n, &l.times)

@@ -253,3 +253,27 @@ func TestCPUTimes(t *testing.T) {
 		t.Errorf("cpu times (%d, %d) then (%d, %d), ok %v", idle1, total1, idle2, total2, ok)
 	}
 }
+
+// TestRTTPauseCoversCommitWindow: between round-trip turns the bench
+// waits out (d)'s commit window, so a wider window's last commit cannot
+// land in the forwarder's turn and flatter (d).
+func TestRTTPauseCoversCommitWindow(t *testing.T) {
+	tests := []struct {
+		window, want time.Duration
+	}{
+		{0, rttSettle}, // not given: the proxy's default
+		{capture.DefaultCommitEvery, rttSettle},
+		{capture.MinCommitEvery, rttSettle},
+		{200 * time.Millisecond, 210 * time.Millisecond},
+		{capture.MaxCommitEvery, capture.MaxCommitEvery + 10*time.Millisecond},
+	}
+	for _, tt := range tests {
+		got := Config{CommitEvery: tt.window}.rttPause()
+		if got != tt.want {
+			t.Errorf("window %v: pause %v, want %v", tt.window, got, tt.want)
+		}
+		if w := max(tt.window, capture.DefaultCommitEvery); got <= w {
+			t.Errorf("window %v: pause %v does not outlast it", tt.window, got)
+		}
+	}
+}
