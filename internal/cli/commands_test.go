@@ -81,6 +81,14 @@ func TestDurationFlagsTakeDaysAndWeeks(t *testing.T) {
 					in   string
 					want time.Duration
 				}{{"2w", 2 * human.Week}, {"1d12h", 36 * time.Hour}, {"1500ms", 1500 * time.Millisecond}} {
+					// A ranged flag reads the same forms, and refuses values
+					// outside its range by naming it.
+					if r, ok := f.Value.(*rangedDuration); ok && (tt.want < r.lo || tt.want > r.hi) {
+						if err := fs.Set(f.Name, tt.in); err == nil || !strings.Contains(err.Error(), "outside the range") {
+							t.Errorf("--%s %s: %v, want it refused as outside the range", f.Name, tt.in, err)
+						}
+						continue
+					}
 					if err := fs.Set(f.Name, tt.in); err != nil {
 						t.Fatalf("--%s %s: %v", f.Name, tt.in, err)
 					}
