@@ -189,10 +189,24 @@ func (r *Report) printMachine(w io.Writer) {
 		fmt.Fprintf(w, "fresh memory: %.1f µs to fault in each 4 KiB page (%s touched once, median of 3); capture pays it for every page it takes fresh\n",
 			float64(r.FaultCost.Nanoseconds())/1e3, mib(faultProbeBytes))
 	}
+	r.printSlowTrips(w)
 	for _, row := range r.Rows {
 		if row.CaptureMBPerS > 0 {
 			fmt.Fprintf(w, "%s recorded %.0f MB/s flat out (%d B lines: bytes kept over the whole run, start-up to exit, median)\n", row.Name, row.CaptureMBPerS, r.Config.BigSize)
 		}
+	}
+}
+
+// printSlowTrips counts each setup's round trips over slowRoundTrip.
+func (r *Report) printSlowTrips(w io.Writer) {
+	var parts []string
+	for _, row := range r.Rows {
+		if row.Err == nil && row.RTT.N > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d of %d", row.Name, row.RTT.Slow, row.RTT.N))
+		}
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "round trips over %s: %s\n", slowRoundTrip, strings.Join(parts, "; "))
 	}
 }
 

@@ -171,7 +171,8 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	for _, want := range []string{"(a) direct pipe", "(b) minimal forwarder", "(d) acpscope, capture on", "targets", "paced at 20k msgs/s",
 		"where capture keeps up: ", "at 20k msgs/s of", "at 20 MB/s of", "flat out, 2000 × 200 B lines", "RTT p50 ≤ 1.1× in ", "of 2 runs",
-		"line echoed", "CPU s/M msgs", "synced write rate", "µs to fault in each 4 KiB page", "CPU ", "(p1) env ACPSCOPE_BENCH_PEER=1"} {
+		"line echoed", "CPU s/M msgs", "synced write rate", "µs to fault in each 4 KiB page", "CPU ", "(p1) env ACPSCOPE_BENCH_PEER=1",
+		"round trips over 1ms: (a) direct pipe ", " of 100; (b) minimal forwarder "} {
 		if !strings.Contains(sb.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, sb.String())
 		}
@@ -274,6 +275,28 @@ func TestRTTPauseCoversCommitWindow(t *testing.T) {
 		}
 		if w := max(tt.window, capture.DefaultCommitEvery); got <= w {
 			t.Errorf("window %v: pause %v does not outlast it", tt.window, got)
+		}
+	}
+}
+
+// TestPercentilesCountSlowTrips: round trips over slowRoundTrip are
+// counted, one exactly at it is not, whatever the order they came in.
+func TestPercentilesCountSlowTrips(t *testing.T) {
+	ms := time.Millisecond
+	tests := []struct {
+		in   []time.Duration
+		slow int
+	}{
+		{nil, 0},
+		{[]time.Duration{100 * time.Microsecond, 200 * time.Microsecond}, 0},
+		{[]time.Duration{ms, ms - 1}, 0},
+		{[]time.Duration{ms + 1, ms}, 1},
+		{[]time.Duration{3 * ms, 100 * time.Microsecond, 2 * ms, ms + 1, 400 * time.Microsecond}, 3},
+	}
+	for _, tt := range tests {
+		p := percentiles(append([]time.Duration(nil), tt.in...))
+		if p.Slow != tt.slow || p.N != len(tt.in) {
+			t.Errorf("%v: %d slow of %d, want %d of %d", tt.in, p.Slow, p.N, tt.slow, len(tt.in))
 		}
 	}
 }
