@@ -24,9 +24,9 @@ const DefaultQueueBytes = 64 << 20
 // writes before them: 2-4 ms per commit of ~500 records, measured with
 // per-thread rusage on a paravirtualised guest whose kernel does not
 // preempt), and a round trip that needs the CPU meanwhile waits: in
-// acpscope bench there, round trips slower than 1 ms came 5-6 times as
-// often as through the minimal forwarder at this default, and 3 times as
-// often at 200 ms. MinCommitEvery and MaxCommitEvery bound what a user
+// acpscope bench there, round trips slower than 1 ms came 5-7 times as
+// often as through the minimal forwarder at this default, and about 3
+// times as often at 200 ms. MinCommitEvery and MaxCommitEvery bound what a user
 // may choose instead.
 const (
 	DefaultCommitEvery = 50 * time.Millisecond
