@@ -67,9 +67,9 @@ func (cb *chunkBuffers) init() {
 	}
 }
 
-// copyOf returns a copy of src, in recycled memory when it is large.
-func (cb *chunkBuffers) copyOf(src []byte) []byte {
-	c := cb.class(len(src))
+// copyOf returns a copy of src, in recycled memory of class c (from
+// class; negative: ordinary memory, for a size the pool does not keep).
+func (cb *chunkBuffers) copyOf(c int, src []byte) []byte {
 	if c < 0 {
 		return append(make([]byte, 0, len(src)), src...)
 	}
@@ -83,13 +83,8 @@ func (cb *chunkBuffers) copyOf(src []byte) []byte {
 	}
 }
 
-// hasFree reports whether a recycled buffer waits for a copy of n bytes
-// (n of a pooled size).
-func (cb *chunkBuffers) hasFree(n int) bool {
-	c := cb.class(n)
-	if c < 0 {
-		return false
-	}
+// hasFree reports whether a recycled buffer of class c (c >= 0) waits.
+func (cb *chunkBuffers) hasFree(c int) bool {
 	cb.once.Do(cb.init)
 	return len(cb.free[c]) > 0
 }

@@ -30,16 +30,16 @@ func TestChunkBufferClasses(t *testing.T) {
 func TestChunkBuffersReuse(t *testing.T) {
 	var cb chunkBuffers
 	src := bytes.Repeat([]byte("abcdefgh"), 100<<10/8)
-	a := cb.copyOf(src)
+	a := cb.copyOf(cb.class(len(src)), src)
 	if !bytes.Equal(a, src) || cap(a) != 128<<10 {
 		t.Fatalf("copy of %d bytes: equal %v, cap %d", len(src), bytes.Equal(a, src), cap(a))
 	}
 	cb.release(a)
-	b := cb.copyOf(src[:90<<10])
+	b := cb.copyOf(cb.class(90<<10), src[:90<<10])
 	if &b[0] != &a[0] || !bytes.Equal(b, src[:90<<10]) {
 		t.Errorf("a released buffer was not reused, or the copy differs")
 	}
-	small := cb.copyOf(src[:100])
+	small := cb.copyOf(cb.class(100), src[:100])
 	cb.release(small) // not a pooled size: ignored
 	got := 0
 	for _, free := range cb.free {

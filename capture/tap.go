@@ -122,17 +122,17 @@ func (tp *tap) offer(it item, src []byte) bool {
 	if tp.closed.Load() || !tp.reserve(len(src)) {
 		return false
 	}
-	pooledSize := tp.buffers.class(len(src)) >= 0
-	if it.data == nil && pooledSize && tp.queued.Load() > freshQueueBytes+int64(len(src)) && !tp.buffers.hasFree(len(src)) {
+	class := tp.buffers.class(len(src)) // negative: not a size the pool keeps
+	if it.data == nil && class >= 0 && tp.queued.Load() > freshQueueBytes+int64(len(src)) && !tp.buffers.hasFree(class) {
 		tp.queued.Add(-int64(len(src)))
 		return false // behind, and only fresh memory left: not on the forwarding path
 	}
 	switch {
 	case it.data != nil: // handed over by TakeFrame: kept, not copied
 	case it.kind == itemChunk:
-		it.data = tp.buffers.copyOf(src) // the framer gives it back
-	case pooledSize: // an SSE event, a WebSocket message
-		it.data, it.pooled = tp.buffers.copyOf(src), true
+		it.data = tp.buffers.copyOf(class, src) // the framer gives it back
+	case class >= 0: // an SSE event, a WebSocket message
+		it.data, it.pooled = tp.buffers.copyOf(class, src), true
 	default:
 		it.data = append(make([]byte, 0, len(src)), src...) // never nil: an empty Frame is a message
 	}
