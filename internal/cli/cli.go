@@ -130,7 +130,8 @@ func (r *rangedDuration) Set(s string) error {
 	if d < r.lo || d > r.hi {
 		return fmt.Errorf("%s is outside the range %s to %s", s, human.Duration(r.lo), human.Duration(r.hi))
 	}
-	return r.DurationFlag.Set(s)
+	*r.DurationFlag = human.DurationFlag(d)
+	return nil
 }
 
 // rowHeader and writeRow print records as one table everywhere.
