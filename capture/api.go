@@ -26,8 +26,8 @@ const DefaultQueueBytes = 64 << 20
 // preempt), and a round trip that needs the CPU meanwhile waits: in
 // acpscope bench there, round trips slower than 1 ms came 5-7 times as
 // often as through the minimal forwarder at this default, and about 3
-// times as often at 200 ms. MinCommitEvery and MaxCommitEvery bound what a user
-// may choose instead.
+// times as often at 200 ms. MinCommitEvery and MaxCommitEvery bound what
+// a user may choose instead.
 const (
 	DefaultCommitEvery = 50 * time.Millisecond
 	MinCommitEvery     = 5 * time.Millisecond

@@ -156,7 +156,7 @@ func exitedHow(e agent.ExitStatus) string {
 }
 
 // commitFlag is --commit-every, the capture's durability window, for
-// every command that records traffic.
+// the commands that proxy traffic (stdio, proxy, serve, connect).
 func commitFlag(fs *flag.FlagSet) {
 	rangedDurationFlag(fs, "commit-every", capture.DefaultCommitEvery, capture.MinCommitEvery, capture.MaxCommitEvery,
 		"commit the capture, with fsync, at least this often: a SIGKILL loses at most this much of it (fewer commits: fewer round trips held up by their kernel time)")
