@@ -15,6 +15,10 @@ type Framer struct {
 	// out as a slice of a chunk is then valid only until emit returns;
 	// assembled frames still belong to the caller.
 	Release func(chunk []byte)
+	// Alloc, when set, returns the memory a frame that spans chunks is
+	// assembled in: empty, with room for n bytes. The frame still belongs
+	// to the caller, who may place a huge one in memory of its choosing.
+	Alloc func(n int) []byte
 
 	pieces   [][]byte
 	held     [][]byte // with Release: the chunks pieces were cut from
@@ -89,7 +93,12 @@ func (f *Framer) Pending() int { return f.pending }
 
 // assemble joins the pending pieces and last into one exact-size slice.
 func (f *Framer) assemble(last []byte) []byte {
-	out := make([]byte, 0, f.pending+len(last))
+	var out []byte
+	if n := f.pending + len(last); f.Alloc != nil {
+		out = f.Alloc(n)
+	} else {
+		out = make([]byte, 0, n)
+	}
 	for _, p := range f.pieces {
 		out = append(out, p...)
 	}
