@@ -53,6 +53,7 @@ type group struct {
 	frames      int64 // wire frames (not batch members), for loss counts
 	wireBytes   int64
 	owned       [][]byte // arena chunks holding this group's bodies
+	lines       [][]byte // mappings holding this group's huge lines (Writer.lines)
 	arenas      [][]byte // emptied chunks kept for reuse
 	big         bool     // holds a message larger than bigMessage
 	started     time.Time
@@ -104,7 +105,9 @@ func (g *group) reset() {
 	ids := g.ids
 	ids[0].reset()
 	ids[1].reset()
-	*g = group{segs: segs, pairs: pairs, arenas: arenas, owned: g.owned[:0], post: post, ids: ids, synced: g.synced[:0]}
+	clear(g.lines)
+	lines := g.lines[:0]
+	*g = group{lines: lines, segs: segs, pairs: pairs, arenas: arenas, owned: g.owned[:0], post: post, ids: ids, synced: g.synced[:0]}
 }
 
 // segmentBuffer returns an empty slice with room for a whole segment's
@@ -140,7 +143,7 @@ func (b *builder) handle(it *item) {
 	k := streamKey{it.conn, it.stream}
 	f := b.framers[k]
 	if f == nil {
-		f = &wire.Framer{Release: b.w.tap.buffers.release}
+		f = &wire.Framer{Release: b.w.tap.buffers.release, Alloc: b.w.lines.allocFunc()}
 		b.framers[k] = f
 	}
 	emit := func(line []byte, lost bool) {
@@ -154,6 +157,7 @@ func (b *builder) handle(it *item) {
 			flags = wire.FlagTruncated
 		}
 		b.line(it, line, flags)
+		b.own(line)
 	}
 	if it.gap {
 		f.Gap(it.resync, emit)
@@ -163,11 +167,23 @@ func (b *builder) handle(it *item) {
 	case itemChunk:
 		endedLost = f.Push(it.data, emit)
 	case itemEnd:
-		endedLost = f.Flush(func(line []byte) { b.line(it, line, wire.FlagPartial) })
+		endedLost = f.Flush(func(line []byte) {
+			b.line(it, line, wire.FlagPartial)
+			b.own(line)
+		})
 		delete(b.framers, k)
 	}
 	if endedLost {
 		b.w.tap.lostMsgs.Add(1)
+	}
+}
+
+// own gives the open group the mapping line was assembled in, if it was,
+// to unmap once committed.
+func (b *builder) own(line []byte) {
+	if m := b.w.lines.take(line); m != nil {
+		g := b.group()
+		g.lines = append(g.lines, m)
 	}
 }
 

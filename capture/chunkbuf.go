@@ -12,7 +12,8 @@ import (
 // the proxy's CPU time when it carried 10 MB lines. The framer gives a
 // chunk back once it holds no piece of it (wire.Framer.Release), the
 // builder a frame (an SSE event, a WebSocket message) once it has copied
-// it into a segment, and the next copy reuses it.
+// it into a segment, and the next copy reuses it. Without one to reuse,
+// a copy is cut from a slab of memory that asks for huge pages.
 //
 // Buffers come in five sizes, 16 KiB to 256 KiB; a copy takes the
 // smallest that fits and only if it fills at least half of it, so memory
@@ -22,22 +23,43 @@ import (
 // pieces of a 100 MiB line are given back together, and keeping them all
 // would hold that memory for the rest of the run.
 type chunkBuffers struct {
-	once sync.Once
-	free [len(chunkClasses)]chan []byte
-	kept atomic.Int64 // bytes waiting in free
+	once  sync.Once
+	free  [len(chunkClasses)]chan []byte
+	kept  atomic.Int64 // bytes waiting in free
+	slabs [len(chunkClasses)]slab
 }
+
+// slab is the memory new buffers of one class are cut from when none
+// waits for reuse. A busy stream's chunks need fresh memory until the
+// pool is warm, and a huge line's until its newline, and the tap copies
+// them on the forwarding goroutine. Cut from slabs that ask for huge
+// pages, that memory faults in 2 MiB at a time rather than 4 KiB. On a
+// virtual machine where a 4 KiB fault costs 14-16 µs, slabs with the
+// builder's huge-page lines (lineBuffers) took a 100 MB line echoed
+// through the proxy from 2.44-2.65× the minimal forwarder to 1.20-1.78×,
+// and a 20 MB one from 1.30-1.44× to 0.85-1.51× (acpscope bench, five
+// pairs of runs alternating with the build before).
+type slab struct {
+	mu   sync.Mutex
+	free []byte // the part of the current slab not yet handed out
+}
+
+// slabBytes is the size of a slab. A slab is garbage once every buffer
+// cut from it is, so one live buffer can hold this much; 8 MiB slabs
+// held peak RSS with a 100 MiB line at 263-265 MiB, against 255 MiB with
+// 4 MiB and the limit of 264 (see keptBytes).
+const slabBytes = 4 << 20
 
 // keptBytes is sized by the two targets it trades between. A huge line
 // arrives in pipe-sized chunks (64 KiB) that all wait in the framer until
-// its newline; every chunk the pool cannot give back is faulted in on the
-// forwarding goroutine. 32 MiB covers a 20 MB line echoed (both
-// directions at once, back to back) and most of a 100 MB one: in
-// `acpscope bench` the 20 MB echo went from a median 1.34× the minimal
-// forwarder to 1.11×, the 100 MB one from 1.22× to 1.08× (ten runs of
-// each). The pool is memory held for the run, and peak RSS with one
-// 100 MiB line must stay under 64 MiB + twice the line (264 MiB): it rose
-// from 230 MiB to 255 MiB; 40 MiB would leave 1.5 MiB to spare.
-const keptBytes = 32 << 20
+// its newline; every chunk the pool cannot give back is cut from a slab
+// on the forwarding goroutine. Before the slabs, 32 MiB took the 20 MB
+// echo in `acpscope bench` from a median 1.34× the minimal forwarder to
+// 1.11×, and the 100 MB one from 1.22× to 1.08×. The pool is memory held
+// for the run, and peak RSS with one 100 MiB line must stay under
+// 64 MiB + twice the line (264 MiB). With slabs, whose huge pages count
+// whole, 32 MiB came to 263-265 MiB and 24 MiB to 255 MiB.
+const keptBytes = 24 << 20
 
 const maxPooledChunk = 256 << 10
 
@@ -79,8 +101,21 @@ func (cb *chunkBuffers) copyOf(c int, src []byte) []byte {
 		cb.kept.Add(-int64(cap(b)))
 		return append(b[:0], src...)
 	default:
-		return append(make([]byte, 0, chunkClasses[c]), src...)
+		return append(cb.slabs[c].cut(chunkClasses[c]), src...)
 	}
+}
+
+// cut returns n bytes of fresh memory, empty.
+func (s *slab) cut(n int) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cap(s.free) < n {
+		s.free = make([]byte, 0, slabBytes)
+		adviseHugePages(s.free)
+	}
+	b := s.free[:0:n]
+	s.free = s.free[n:n:cap(s.free)]
+	return b
 }
 
 // hasFree reports whether a recycled buffer of class c (c >= 0) waits.

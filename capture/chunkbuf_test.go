@@ -194,3 +194,54 @@ func TestTakeFrameKeepsTheBody(t *testing.T) {
 		}
 	}
 }
+
+// TestSlabCuts: fresh buffers of a class are cut one after another from
+// a slab, each exactly its class long, so writing one never touches its
+// neighbour; a used-up slab is replaced, and cuts from many goroutines
+// at once never overlap.
+func TestSlabCuts(t *testing.T) {
+	var s slab
+	const n = 64 << 10
+	a := append(s.cut(n), bytes.Repeat([]byte("a"), n)...)
+	b := append(s.cut(n), bytes.Repeat([]byte("b"), n)...)
+	if cap(a) != n || cap(b) != n {
+		t.Fatalf("caps %d and %d, want %d", cap(a), cap(b), n)
+	}
+	if &a[:cap(a)][n-1] == &b[0] || bytes.Count(a, []byte("a")) != n {
+		t.Fatal("neighbouring buffers overlap")
+	}
+	for range slabBytes/n - 2 {
+		s.cut(n)
+	}
+	if cap(s.free) != 0 {
+		t.Fatalf("%d bytes left after cutting the whole slab", cap(s.free))
+	}
+	if c := s.cut(n); cap(c) != n || cap(s.free) != slabBytes-n {
+		t.Fatalf("after a used-up slab: cap %d with %d left, want a new slab", cap(c), cap(s.free))
+	}
+
+	var shared slab
+	got := make(chan []byte, 256)
+	for g := range 8 {
+		go func() {
+			for range 32 {
+				got <- append(shared.cut(16<<10), bytes.Repeat([]byte{byte(g)}, 16<<10)...)
+			}
+		}()
+	}
+	seen := map[*byte]bool{}
+	var bufs [][]byte
+	for range 256 {
+		c := <-got
+		if seen[&c[0]] {
+			t.Fatal("two goroutines were given the same buffer")
+		}
+		seen[&c[0]] = true
+		bufs = append(bufs, c)
+	}
+	for _, c := range bufs {
+		if bytes.Count(c, c[:1]) != len(c) {
+			t.Fatal("a buffer was written by two goroutines")
+		}
+	}
+}

@@ -119,6 +119,7 @@ func (w *Writer) yieldToWire() {
 func (w *Writer) commitLoop() {
 	w.yieldToWire()
 	defer close(w.done)
+	defer w.lines.drop()
 	for g := range w.commits {
 		if d := w.opts.CommitDelay; d > 0 {
 			time.Sleep(d)
@@ -162,6 +163,9 @@ func (w *Writer) commitLoop() {
 // message gives its memory back to the OS (RSS stays near the largest
 // message rather than a multiple of it).
 func (w *Writer) recycle(g *group) {
+	for _, m := range g.lines {
+		w.lines.giveBack(m)
+	}
 	big := g.big
 	g.reset() // drops the references to the bodies
 	if big {

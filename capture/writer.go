@@ -31,6 +31,7 @@ type Writer struct {
 	poke    chan struct{} // UpdateMeta: commit soon even without records
 	commits chan *group
 	free    chan *group   // committed groups back to the builder for reuse
+	lines   lineBuffers   // memory for huge lines, reused
 	done    chan struct{} // closed when the committer has finished
 
 	records   atomic.Uint64
@@ -128,6 +129,7 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 		poke:    make(chan struct{}, 1),
 		commits: make(chan *group, 1),
 		free:    make(chan *group, 2),
+		lines:   newLineBuffers(),
 		done:    make(chan struct{}),
 		meta:    opts.Meta,
 	}

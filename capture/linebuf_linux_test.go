@@ -1,0 +1,184 @@
+package capture
+
+import (
+	"bytes"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// TestLineBuffers: a line up to a segment is ordinary memory; a larger
+// one gets a mapping, whole huge pages long, that comes back for the next
+// line it fits once given back; one too small is replaced, and no more
+// than spareLines wait.
+func TestLineBuffers(t *testing.T) {
+	lb := newLineBuffers()
+	defer lb.drop()
+	small := lb.alloc(100)
+	if cap(small) != 100 || lb.take(small[:1]) != nil {
+		t.Fatalf("a 100-byte line: cap %d, or taken as a mapping", cap(small))
+	}
+	n := mappedLineBytes + 1
+	line := append(lb.alloc(n), bytes.Repeat([]byte("a"), n)...)
+	if cap(line) != n {
+		t.Fatalf("cap %d, want %d", cap(line), n)
+	}
+	m := lb.take(line)
+	if m == nil || unsafe.SliceData(m) != unsafe.SliceData(line) || len(m)%hugePage != 0 || len(m) < n {
+		t.Fatalf("mapping of %d bytes for a %d-byte line", len(m), n)
+	}
+	if lb.take(line) != nil {
+		t.Fatal("a mapping was handed over twice")
+	}
+	lb.giveBack(m)
+	again := lb.alloc(n + 10)
+	if unsafe.SliceData(again) != unsafe.SliceData(m) || lb.made != 1 {
+		t.Fatalf("a line that fits a spare mapping got new memory (%d made)", lb.made)
+	}
+	again = append(again, bytes.Repeat([]byte("b"), n+10)...) // writable again after MADV_FREE
+	lb.giveBack(lb.take(again))
+	bigger := lb.alloc(len(m) + 1)
+	if unsafe.SliceData(bigger) == unsafe.SliceData(m) || lb.made != 2 || len(lb.spare) != 0 {
+		t.Fatalf("a line larger than the spare mapping: reused %v, %d made, %d spare",
+			unsafe.SliceData(bigger) == unsafe.SliceData(m), lb.made, len(lb.spare))
+	}
+	lb.giveBack(lb.take(bigger))
+	for range spareLines + 1 {
+		lb.giveBack(lb.take(lb.alloc(n + len(m)))) // each finds the spare too small
+		lb.giveBack(lb.take(lb.alloc(n)))
+	}
+	if len(lb.spare) > spareLines {
+		t.Errorf("%d mappings kept, want at most %d", len(lb.spare), spareLines)
+	}
+	lb.drop()
+	if len(lb.spare) != 0 {
+		t.Errorf("%d mappings left after drop", len(lb.spare))
+	}
+}
+
+// TestHugeLinesReuseMemory records huge lines of growing and shrinking
+// sizes on two streams at once, each committed before the next begins
+// on its stream, and reads every one back byte for byte: memory reused
+// for a later line must never show through in an earlier one.
+func TestHugeLinesReuseMemory(t *testing.T) {
+	sizes := []int{5 << 20, 9 << 20, 6 << 20, 9<<20 - 1, 12 << 20}
+	w := createTest(t, WriterOptions{NoFeed: true, NoSync: true, CommitEvery: 5 * time.Millisecond})
+	want := map[Stream][][]byte{}
+	for i, size := range sizes {
+		for j, s := range []Stream{StreamClient, StreamAgent} {
+			fill := byte('a' + (2*i+j)%26)
+			want[s] = append(want[s], bytes.Repeat([]byte{fill}, size))
+		}
+		for off := 0; off < sizes[i]; off += 64 << 10 {
+			for _, s := range []Stream{StreamClient, StreamAgent} {
+				chunk := want[s][i][off:min(off+64<<10, sizes[i])]
+				for w.Stats().Queued > 32<<20 {
+					time.Sleep(time.Millisecond)
+				}
+				w.Chunk(0, s, time.Now().UnixNano(), bytes.Clone(chunk))
+			}
+		}
+		for _, s := range []Stream{StreamClient, StreamAgent} {
+			w.Chunk(0, s, time.Now().UnixNano(), []byte("\n"))
+		}
+		waitCommitted(t, w, uint64(2*(i+1)))
+		waitSpare(t, w)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if l := w.Stats().Loss; l.Messages != 0 {
+		t.Fatalf("lost %+v: the test needs everything recorded", l)
+	}
+	// Mappings of 6, 10, 6, 10 and 12 MiB are asked for, two at a time:
+	// the first, second and last pairs cannot reuse what is spare.
+	if w.lines.made != 6 {
+		t.Errorf("%d mappings made for %d lines, want 6", w.lines.made, 2*len(sizes))
+	}
+	r := openTest(t, w.Path())
+	got := map[Stream][][]byte{}
+	for seq := uint64(1); seq <= r.Last(); seq++ {
+		rec, err := r.Record(seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := r.Body(seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := recordStream(&rec)
+		got[s] = append(got[s], bytes.Clone(body))
+	}
+	for s, lines := range want {
+		if len(got[s]) != len(lines) {
+			t.Fatalf("stream %v: %d lines recorded, want %d", s, len(got[s]), len(lines))
+		}
+		for i := range lines {
+			if !bytes.Equal(got[s][i], lines[i]) {
+				t.Errorf("stream %v line %d: %d bytes recorded, want %d; first difference at %d",
+					s, i, len(got[s][i]), len(lines[i]), firstDiff(got[s][i], lines[i]))
+			}
+		}
+	}
+}
+
+// TestHugeLinesHeldUntilCommitted: huge lines that wait for one commit
+// each keep memory of their own, though the framer has long finished
+// with the ones before, and all are recorded exactly.
+func TestHugeLinesHeldUntilCommitted(t *testing.T) {
+	w := createTest(t, WriterOptions{NoFeed: true, NoSync: true, CommitEvery: time.Minute, CommitBytes: 1 << 30})
+	var want [][]byte
+	for i := range 4 {
+		line := bytes.Repeat([]byte{byte('p' + i)}, 6<<20)
+		want = append(want, line)
+		for off := 0; off < len(line); off += 64 << 10 {
+			w.Chunk(0, StreamAgent, time.Now().UnixNano(), bytes.Clone(line[off:off+64<<10]))
+		}
+		w.Chunk(0, StreamAgent, time.Now().UnixNano(), []byte("\n"))
+		waitRecords(t, w, uint64(i+1))
+	}
+	if c := w.Stats().Committed; c != 0 {
+		t.Fatalf("%d records committed before Close: the lines must wait in one group", c)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if l := w.Stats().Loss; l.Messages != 0 {
+		t.Fatalf("lost %+v: the test needs everything recorded", l)
+	}
+	if w.lines.made != len(want) {
+		t.Errorf("%d mappings made for %d lines held at once, want one each", w.lines.made, len(want))
+	}
+	r := openTest(t, w.Path())
+	for i, line := range want {
+		body, err := r.Body(uint64(i + 1))
+		if err != nil || !bytes.Equal(body, line) {
+			t.Errorf("line %d: %d bytes recorded (%v), want %d of %q; first difference at %d",
+				i, len(body), err, len(line), line[0], firstDiff(body, line))
+		}
+	}
+}
+
+// waitRecords waits until the builder has framed n records.
+func waitRecords(t *testing.T, w *Writer, n uint64) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for w.Stats().Records < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d records framed after %v, want %d", w.Stats().Records, waitLimit, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// waitSpare waits until the committer has given both lines' mappings back.
+func waitSpare(t *testing.T, w *Writer) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for len(w.lines.spare) != spareLines {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d spare mappings after %v, want %d", len(w.lines.spare), waitLimit, spareLines)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
