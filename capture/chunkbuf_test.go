@@ -134,23 +134,11 @@ func TestPooledChunksRecordExactly(t *testing.T) {
 	if l := w.Stats().Loss; l.Messages != 0 {
 		t.Fatalf("lost %+v: the test needs everything recorded", l)
 	}
-	r := openTest(t, w.Path())
-	got := map[Stream][]byte{}
-	for seq := uint64(1); seq <= r.Last(); seq++ {
-		rec, err := r.Record(seq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, err := r.Body(seq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := recordStream(&rec)
-		got[s] = append(append(got[s], body...), '\n')
-	}
+	bodies := streamBodies(t, openTest(t, w.Path()))
 	for _, s := range streams {
-		if !bytes.Equal(got[s], want[s]) {
-			t.Errorf("stream %v: recorded %d bytes, sent %d; first difference at %d", s, len(got[s]), len(want[s]), firstDiff(got[s], want[s]))
+		got := append(bytes.Join(bodies[s], []byte("\n")), '\n')
+		if !bytes.Equal(got, want[s]) {
+			t.Errorf("stream %v: recorded %d bytes, sent %d; first difference at %d", s, len(got), len(want[s]), firstDiff(got, want[s]))
 		}
 	}
 }

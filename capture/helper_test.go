@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"bytes"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -129,4 +130,37 @@ func socketPath(t testing.TB, path string) string {
 		t.Fatal(err)
 	}
 	return sock
+}
+
+// waitUntil polls cond until it holds, and fails the test with state()
+// if it does not within waitLimit.
+func waitUntil(t testing.TB, cond func() bool, state func() string) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: %s", waitLimit, state())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// streamBodies reads every record's body back, in order, by the stream
+// it came from.
+func streamBodies(t testing.TB, r *Reader) map[Stream][][]byte {
+	t.Helper()
+	got := map[Stream][][]byte{}
+	for seq := uint64(1); seq <= r.Last(); seq++ {
+		rec, err := r.Record(seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := r.Body(seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := recordStream(&rec)
+		got[s] = append(got[s], bytes.Clone(body))
+	}
+	return got
 }

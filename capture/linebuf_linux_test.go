@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 	"time"
 	"unsafe"
@@ -95,20 +96,7 @@ func TestHugeLinesReuseMemory(t *testing.T) {
 	if w.lines.made != 6 {
 		t.Errorf("%d mappings made for %d lines, want 6", w.lines.made, 2*len(sizes))
 	}
-	r := openTest(t, w.Path())
-	got := map[Stream][][]byte{}
-	for seq := uint64(1); seq <= r.Last(); seq++ {
-		rec, err := r.Record(seq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, err := r.Body(seq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := recordStream(&rec)
-		got[s] = append(got[s], bytes.Clone(body))
-	}
+	got := streamBodies(t, openTest(t, w.Path()))
 	for s, lines := range want {
 		if len(got[s]) != len(lines) {
 			t.Fatalf("stream %v: %d lines recorded, want %d", s, len(got[s]), len(lines))
@@ -162,23 +150,13 @@ func TestHugeLinesHeldUntilCommitted(t *testing.T) {
 // waitRecords waits until the builder has framed n records.
 func waitRecords(t *testing.T, w *Writer, n uint64) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for w.Stats().Records < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d records framed after %v, want %d", w.Stats().Records, waitLimit, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitUntil(t, func() bool { return w.Stats().Records >= n },
+		func() string { return fmt.Sprintf("%d records framed, want %d", w.Stats().Records, n) })
 }
 
 // waitSpare waits until the committer has given both lines' mappings back.
 func waitSpare(t *testing.T, w *Writer) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for len(w.lines.spare) != spareLines {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d spare mappings after %v, want %d", len(w.lines.spare), waitLimit, spareLines)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitUntil(t, func() bool { return len(w.lines.spare) == spareLines },
+		func() string { return fmt.Sprintf("%d spare mappings, want %d", len(w.lines.spare), spareLines) })
 }

@@ -225,13 +225,8 @@ func TestCreateReadOnlyDir(t *testing.T) {
 
 func waitCommitted(t *testing.T, w *Writer, n uint64) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for w.Stats().Committed < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("committed %d in %v, want %d", w.Stats().Committed, waitLimit, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitUntil(t, func() bool { return w.Stats().Committed >= n },
+		func() string { return fmt.Sprintf("committed %d, want %d", w.Stats().Committed, n) })
 }
 
 // TestTapFreshMemoryBound: with the writer stalled and a queue that
