@@ -167,15 +167,18 @@ func (b *builder) handle(it *item) {
 	case itemChunk:
 		endedLost = f.Push(it.data, emit)
 	case itemEnd:
-		endedLost = f.Flush(func(line []byte) {
-			b.line(it, line, wire.FlagPartial)
-			b.own(line)
-		})
+		endedLost = f.Flush(func(line []byte) { b.partial(it, line) })
 		delete(b.framers, k)
 	}
 	if endedLost {
 		b.w.tap.lostMsgs.Add(1)
 	}
+}
+
+// partial records the unfinished line a stream ended with.
+func (b *builder) partial(it *item, line []byte) {
+	b.line(it, line, wire.FlagPartial)
+	b.own(line)
 }
 
 // own gives the open group the mapping line was assembled in, if it was,
@@ -200,7 +203,7 @@ func (b *builder) flushAll() {
 	})
 	for k, f := range b.framers {
 		it := &item{stream: k.stream, dir: k.stream.Dir(), conn: k.conn, t: time.Now().UnixNano()}
-		if f.Flush(func(line []byte) { b.line(it, line, wire.FlagPartial) }) {
+		if f.Flush(func(line []byte) { b.partial(it, line) }) {
 			b.w.tap.lostMsgs.Add(1)
 		}
 	}

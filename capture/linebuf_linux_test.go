@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/acpscope/acpscope/wire"
 )
 
 // TestLineBuffers: a line up to a segment is ordinary memory; a larger
@@ -143,6 +145,35 @@ func TestHugeLinesHeldUntilCommitted(t *testing.T) {
 		if err != nil || !bytes.Equal(body, line) {
 			t.Errorf("line %d: %d bytes recorded (%v), want %d of %q; first difference at %d",
 				i, len(body), err, len(line), line[0], firstDiff(body, line))
+		}
+	}
+}
+
+// TestUnfinishedHugeLineAtClose: a huge line still open when the writer
+// closes is recorded as partial, and its mapping is given back with it.
+func TestUnfinishedHugeLineAtClose(t *testing.T) {
+	for _, end := range []bool{false, true} {
+		w := createTest(t, WriterOptions{NoFeed: true, NoSync: true})
+		line := bytes.Repeat([]byte("u"), 5<<20)
+		for off := 0; off < len(line); off += 64 << 10 {
+			w.Chunk(0, StreamAgent, time.Now().UnixNano(), bytes.Clone(line[off:off+64<<10]))
+		}
+		if end { // the stream ends first, else Close finds the line open
+			w.EndStream(0, StreamAgent, time.Now().UnixNano())
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(w.lines.mapped); n != 0 {
+			t.Errorf("stream ended %v: %d mappings never given back", end, n)
+		}
+		r := openTest(t, w.Path())
+		rec, err := r.Record(1)
+		if err != nil || rec.Flags&wire.FlagPartial == 0 {
+			t.Errorf("stream ended %v: record %+v (%v), want it partial", end, rec, err)
+		}
+		if body, err := r.Body(1); err != nil || !bytes.Equal(body, line) {
+			t.Errorf("stream ended %v: %d bytes recorded (%v), want %d", end, len(body), err, len(line))
 		}
 	}
 }
