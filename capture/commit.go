@@ -159,9 +159,10 @@ func (w *Writer) commitLoop() {
 	}
 }
 
-// recycle hands a committed group back to the builder, or after a big
-// message gives its memory back to the OS (RSS stays near the largest
-// message rather than a multiple of it).
+// recycle hands a committed group's huge-line mappings back for reuse,
+// and the group itself back to the builder, or after a big message gives
+// its memory back to the OS (RSS stays near the largest message rather
+// than a multiple of it).
 func (w *Writer) recycle(g *group) {
 	for _, m := range g.lines {
 		w.lines.giveBack(m)

@@ -120,13 +120,14 @@ func (lb *lineBuffers) drop() {
 // allocFunc returns what wire.Framer.Alloc is set to.
 func (lb *lineBuffers) allocFunc() func(int) []byte { return lb.alloc }
 
-// adviseHugePages asks for huge pages in the whole 2 MiB pages b covers,
-// before anything touches them. Best effort: the kernel may decline.
+// adviseHugePages asks for huge pages in the whole 2 MiB pages b's
+// capacity covers, before anything touches them. Best effort: the kernel
+// may decline.
 func adviseHugePages(b []byte) {
+	b = b[:cap(b)]
 	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	beg := (start + hugePage - 1) &^ (hugePage - 1)
-	end := (start + uintptr(cap(b))) &^ (hugePage - 1)
-	if beg < end {
-		_, _, _ = unix.Syscall(unix.SYS_MADVISE, beg, end-beg, unix.MADV_HUGEPAGE)
+	skip := int((start+hugePage-1)&^(hugePage-1) - start)
+	if whole := (len(b) - skip) &^ (hugePage - 1); skip < len(b) && whole > 0 {
+		_ = unix.Madvise(b[skip:skip+whole], unix.MADV_HUGEPAGE)
 	}
 }
