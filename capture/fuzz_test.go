@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -272,11 +273,10 @@ func FuzzFeedRequest(f *testing.F) {
 	// The committer counts a commit before it tells the feed, so wait for
 	// the feed too: on a busy machine the seeds ran in between and the
 	// feed answered last 0.
-	for deadline := time.Now().Add(60 * time.Second); w.Stats().Committed < records || w.feed.last.Load() < records; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			f.Fatal("the writer did not commit its records, or the feed did not publish them")
-		}
-	}
+	waitUntil(f, func() bool { return w.Stats().Committed >= records && w.feed.last.Load() >= records },
+		func() string {
+			return fmt.Sprintf("%d records committed and the feed at %d, want %d", w.Stats().Committed, w.feed.last.Load(), records)
+		})
 	for _, req := range []string{`{"from":1}`, `{"from":4}`, `{"from":0}`, `{"from":18446744073709551615}`, `{}`, `null`, `nope`, `{"from":-1}`, `{"from":1.5}`} {
 		f.Add([]byte(req))
 	}
