@@ -18,9 +18,10 @@ type Percentiles struct {
 
 // slowRoundTrip marks a round trip as a stall rather than the usual
 // spread: on a quiet machine, 1.7 to 10 times the minimal forwarder's
-// p99 on each one measured so far (under load that p99 passes it). Counting them shows a tail the percentiles
-// hide (a few stalls per thousand move p99.9, not p99), and where they
-// come from: on a guest whose kernel does not preempt, capture's commits.
+// p99 on each one measured so far (under load that p99 passes it).
+// Counting them shows a tail the percentiles hide (a few stalls per
+// thousand move p99.9, not p99), and where they come from: on a guest
+// whose kernel does not preempt, capture's commits.
 const slowRoundTrip = time.Millisecond
 
 func percentiles(d []time.Duration) Percentiles {
