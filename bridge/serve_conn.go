@@ -69,7 +69,10 @@ func newConnID() string {
 }
 
 // startConn spawns the agent for a new connection, in a slot the caller
-// has acquired, and starts reading its stdout and stderr.
+// has acquired, and starts reading its stdout and stderr. The connection
+// comes held for the caller (unhold ends it): the request that opened it
+// is not idleness, however long a busy machine takes to reach its next
+// line.
 func (s *Server) startConn(ws func([]byte) error) (*serveConn, error) {
 	a, err := agent.Start(context.Background(), s.opts.Argv, s.opts.Agent)
 	if err != nil {
@@ -86,6 +89,7 @@ func (s *Server) startConn(ws func([]byte) error) (*serveConn, error) {
 		loads: map[string]string{}, awaited: map[string]*awaitedSession{},
 		toWS: ws, done: make(chan struct{}), readDone: make(chan struct{}),
 		errDone: make(chan struct{}),
+		busy:    1, // the caller's hold, taken before the idle reaper is armed
 	}
 	if s.opts.Intercept != nil {
 		c.ic = s.opts.Intercept.Open(c.num, &servePort{c: c, rec: s.messages})

@@ -126,9 +126,8 @@ func (s *Server) initialize(w http.ResponseWriter, r *http.Request, body []byte,
 		s.answer(w, r, 0, http.StatusBadGateway, err.Error())
 		return
 	}
+	defer c.unhold() // startConn's hold: the client is waiting for the reply
 	s.recordPOST(c.num, r, body, 0)
-	c.hold() // the client is waiting for the reply
-	defer c.unhold()
 	reply := c.awaitInit(m.ID)
 	if err := c.send(body); err != nil {
 		c.close()

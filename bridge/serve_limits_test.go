@@ -323,3 +323,35 @@ func TestServeMessageTooBig(t *testing.T) {
 		}
 	})
 }
+
+// TestServeNewConnectionHeldForItsOpener: a connection is not idle while
+// the request that opened it is still being handled, however long that
+// takes; it is reaped once its opener lets go and the period passes.
+// (A busy machine once took longer than --idle-timeout between opening
+// a connection and writing the initialize to its agent.)
+func TestServeNewConnectionHeldForItsOpener(t *testing.T) {
+	var stderr testkit.Buffer
+	idle := 100 * time.Millisecond
+	srv, err := NewServer(ServeOptions{Argv: shAgent(initOnly), Agent: agent.Options{Grace: time.Second},
+		KeepAlive: -1, Stderr: &stderr, IdleTimeout: idle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if !srv.acquire() {
+		t.Fatal("no slot for a connection")
+	}
+	c, err := srv.startConn(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * idle) // the opener is slow: still handling its request
+	if c.closing() || srv.Agents() != 1 {
+		t.Fatalf("the connection was reaped while its opener held it:\n%s", stderr.String())
+	}
+	c.unhold()
+	netkit.WaitLong(t, "the connection reaped once let go", func() bool { return srv.Agents() == 0 })
+	if !strings.Contains(stderr.String(), "idle for 100ms") {
+		t.Errorf("no idle notice after the opener let go:\n%s", stderr.String())
+	}
+}

@@ -59,6 +59,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		s.answer(w, r, 0, http.StatusBadGateway, err.Error())
 		return
 	}
+	defer c.unhold() // startConn's hold: a WebSocket is an open stream for its whole life
 	h := http.Header{}
 	h.Set(acphttp.HeaderConnectionID, c.id)
 	setConnCookie(h, c.id)
@@ -86,8 +87,6 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		<-c.done
 		sink.closeWith(websocket.CloseNormalClosure, "agent exited")
 	}()
-	c.hold() // a WebSocket is an open stream for its whole life
-	defer c.unhold()
 	defer c.close()
 	for {
 		size, more := s.relayWS(c, ws, sink, env)
