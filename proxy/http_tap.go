@@ -246,7 +246,14 @@ type bodyTap struct {
 	size   int // bytes kept, for the memory given back after
 	done   bool
 	tooBig bool
-	err    error
+	// eof: the client's body has ended. Read answers io.EOF from then
+	// on without asking it again: the server closes a body it has seen
+	// end once the response starts, and the transport, having sent
+	// Content-Length bytes, reads once more to confirm the end. Passed
+	// on, that read failed on the closed body, and the transport tore
+	// down the upstream connection in the middle of the response.
+	eof bool
+	err error
 }
 
 // newBodyTap taps r's body; a Content-Length is at most limit.
@@ -266,7 +273,11 @@ func (b *bodyTap) Read(p []byte) (int, error) {
 	if b.tooBig {
 		return 0, acphttp.ErrTooBig
 	}
+	if b.eof {
+		return 0, io.EOF
+	}
 	n, err := b.inner.Read(p)
+	b.eof = err == io.EOF
 	if b.done {
 		return n, err
 	}
