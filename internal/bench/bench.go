@@ -392,21 +392,32 @@ func median(rs []burstResult, f func(burstResult) float64) float64 {
 // forwarding at those rates compares like with like.
 func runPaced(ctx context.Context, cfg Config, s *benchSetup, row *Row) error {
 	if cfg.PacedMsgRate > 0 {
-		r, err := s.burst(ctx, "paced-msgs", cfg.MsgCount, cfg.MsgSize, cfg.PacedMsgRate)
+		r, busy, err := s.pacedBurst(ctx, "paced-msgs", cfg.MsgCount, cfg.MsgSize, cfg.PacedMsgRate)
 		if err != nil {
 			return err
 		}
-		row.Paced = append(row.Paced, r.paced(fmt.Sprintf("%dk msgs/s of %d B", cfg.PacedMsgRate/1000, cfg.MsgSize), r.linesPerS()/1e3, "k msgs/s", float64(cfg.PacedMsgRate)/1e3))
+		row.Paced = append(row.Paced, r.paced(fmt.Sprintf("%dk msgs/s of %d B", cfg.PacedMsgRate/1000, cfg.MsgSize), r.linesPerS()/1e3, "k msgs/s", float64(cfg.PacedMsgRate)/1e3, busy))
 	}
 	if cfg.PacedMBRate > 0 {
 		rate := max(1, cfg.PacedMBRate*1_000_000/cfg.BigSize)
-		r, err := s.burst(ctx, "paced-big", cfg.PacedBigCount, cfg.BigSize, rate)
+		r, busy, err := s.pacedBurst(ctx, "paced-big", cfg.PacedBigCount, cfg.BigSize, rate)
 		if err != nil {
 			return err
 		}
-		row.Paced = append(row.Paced, r.paced(fmt.Sprintf("%d MB/s of %d × %d B lines", cfg.PacedMBRate, cfg.PacedBigCount, cfg.BigSize), r.mbPerS(), " MB/s", float64(rate*cfg.BigSize)/1e6))
+		row.Paced = append(row.Paced, r.paced(fmt.Sprintf("%d MB/s of %d × %d B lines", cfg.PacedMBRate, cfg.PacedBigCount, cfg.BigSize), r.mbPerS(), " MB/s", float64(rate*cfg.BigSize)/1e6, busy))
 	}
 	return nil
+}
+
+// pacedBurst is a burst at a set pace, with how busy the CPUs were over
+// it: where capture loses lines, that tells a machine short of CPU from
+// one short of disk.
+func (s *benchSetup) pacedBurst(ctx context.Context, tag string, count, size, pace int) (r burstResult, busy float64, err error) {
+	busy, err = busyDuring(func() (err error) {
+		r, err = s.burst(ctx, tag, count, size, pace)
+		return err
+	})
+	return r, busy, err
 }
 
 // PacedRun is one run at a set rate.
@@ -422,6 +433,9 @@ type PacedRun struct {
 	// of Size bytes.
 	CPUPerM float64
 	Size    int
+	// Busy is the share of all CPUs' time busy during the run, whoever
+	// used it (-1: not measured).
+	Busy float64
 }
 
 // burstResult is what arrived of one burst.
@@ -447,8 +461,8 @@ func (r burstResult) keptMBPerS() float64 {
 	return float64(r.sent-r.run.lostBytes) / 1e6 / r.run.exited.Sub(r.run.started).Seconds()
 }
 
-func (r burstResult) paced(target string, achieved float64, unit string, goal float64) PacedRun {
-	return PacedRun{Target: target, Achieved: achieved, Unit: unit, Goal: goal, Sent: r.sent, WireLoss: r.lost, CaptureLoss: r.run.captureLoss, CPUPerM: r.cpuPerM(), Size: r.size}
+func (r burstResult) paced(target string, achieved float64, unit string, goal, busy float64) PacedRun {
+	return PacedRun{Target: target, Achieved: achieved, Unit: unit, Goal: goal, Sent: r.sent, WireLoss: r.lost, CaptureLoss: r.run.captureLoss, CPUPerM: r.cpuPerM(), Size: r.size, Busy: busy}
 }
 
 // burst runs the agent in burst mode through the setup, at pace lines

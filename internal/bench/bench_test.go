@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"runtime"
@@ -169,6 +170,9 @@ func TestBenchSmoke(t *testing.T) {
 	if rep.FaultCost <= 0 || rep.FaultErr != nil {
 		t.Errorf("page-fault cost %v, %v", rep.FaultCost, rep.FaultErr)
 	}
+	if runtime.GOOS == "linux" && !strings.Contains(sb.String(), "% busy") {
+		t.Errorf("paced runs lack how busy the CPUs were:\n%s", sb.String())
+	}
 	for _, want := range []string{"(a) direct pipe", "(b) minimal forwarder", "(d) acpscope, capture on", "targets", "paced at 20k msgs/s",
 		"where capture keeps up: ", "at 20k msgs/s of", "at 20 MB/s of", "flat out, 2000 × 200 B lines", "RTT p50 ≤ 1.1× in ", "of 2 runs",
 		"line echoed", "CPU s/M msgs", "synced write rate", "µs to fault in each 4 KiB page", "CPU ", "(p1) env ACPSCOPE_BENCH_PEER=1",
@@ -203,20 +207,26 @@ func TestBenchPacedTargets(t *testing.T) {
 		name      string
 		sent      int64
 		lost      int64
+		busy      float64
 		want, not []string
 	}{
-		{"more than the queue, nothing lost", big, 0,
-			[]string{"ok   zero loss at 500k msgs/s: paced at 500k msgs/s", "ok   forwarding ≥ 0.8×"}, []string{"not shown"}},
-		{"more than the queue, lines lost", big, 7,
-			[]string{"MISS zero loss at 500k msgs/s: paced at 500k msgs/s", "capture loss 7", "but capture lost messages there"}, []string{"ok   zero loss"}},
-		{"within the queue", 200 << 10, 0,
+		{"more than the queue, nothing lost", big, 0, 0.97,
+			[]string{"ok   zero loss at 500k msgs/s: paced at 500k msgs/s", "ok   forwarding ≥ 0.8×", "all CPUs 97% busy"}, []string{"not shown", "short of CPU"}},
+		{"more than the queue, lines lost", big, 7, 0.5,
+			[]string{"MISS zero loss at 500k msgs/s: paced at 500k msgs/s", "capture loss 7", "but capture lost messages there", "all CPUs 50% busy"},
+			[]string{"ok   zero loss", "short of CPU"}},
+		{"lines lost, every CPU busy", big, 7, 0.96,
+			[]string{"capture loss 7; the CPUs were 96% busy: capture ran short of CPU here, before the disk bound"}, []string{"ok   zero loss"}},
+		{"lines lost, busy not measured", big, 7, -1,
+			[]string{"capture loss 7\n"}, []string{"% busy", "short of CPU"}},
+		{"within the queue", 200 << 10, 0, 0.2,
 			[]string{"n/a  zero loss at 500k msgs/s: not shown: the run paced at 500k msgs/s sent 0.2 MiB", "but the run fits in the capture queue"},
 			[]string{"ok   zero loss", "ok   forwarding", "MISS"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			paced := func(loss int64) []PacedRun {
-				return []PacedRun{{Target: "500k msgs/s", Achieved: 500, Unit: "k msgs/s", Goal: 500, Sent: tt.sent, CaptureLoss: loss}}
+				return []PacedRun{{Target: "500k msgs/s", Achieved: 500, Unit: "k msgs/s", Goal: 500, Sent: tt.sent, CaptureLoss: loss, Busy: tt.busy}}
 			}
 			rep := &Report{Rows: []*Row{
 				{Key: "b", Name: "(b) minimal forwarder", CaptureLoss: -1, Paced: paced(-1)},
@@ -235,6 +245,26 @@ func TestBenchPacedTargets(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBusyDuring: a spinning goroutine makes the CPUs busy in part, and
+// the error of what ran comes back.
+func TestBusyDuring(t *testing.T) {
+	errDone := errors.New("done")
+	busy, err := busyDuring(func() error {
+		for end := time.Now().Add(200 * time.Millisecond); time.Now().Before(end); {
+		}
+		return errDone
+	})
+	if err != errDone {
+		t.Fatalf("error %v, want %v", err, errDone)
+	}
+	if runtime.GOOS != "linux" {
+		return // -1 or a share: /proc/stat may be missing
+	}
+	if busy <= 0 || busy > 1 {
+		t.Fatalf("busy %.3f while a goroutine spun, want a share in (0, 1]", busy)
 	}
 }
 

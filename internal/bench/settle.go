@@ -40,6 +40,19 @@ func settle() {
 	}
 }
 
+// busyDuring runs f and returns the share of all CPUs' time that was
+// busy meanwhile (any process, the bench's own reading included), or -1
+// where /proc/stat cannot tell.
+func busyDuring(f func() error) (float64, error) {
+	idle0, total0, ok0 := cpuTimes()
+	err := f()
+	idle1, total1, ok1 := cpuTimes()
+	if !ok0 || !ok1 || total1 <= total0 {
+		return -1, err
+	}
+	return 1 - float64(idle1-idle0)/float64(total1-total0), err
+}
+
 // cpuTimes reads the idle and total jiffies of all CPUs from /proc/stat.
 func cpuTimes() (idle, total uint64, ok bool) {
 	f, err := os.Open("/proc/stat")
