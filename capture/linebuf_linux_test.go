@@ -10,8 +10,8 @@ import (
 	"github.com/acpscope/acpscope/wire"
 )
 
-// TestLineBuffers: a line up to a segment is ordinary memory; a larger
-// one gets a mapping, whole huge pages long, that comes back for the next
+// TestLineBuffers: a line up to mappedLineBytes is ordinary memory; a
+// larger one gets a mapping, whole huge pages long, that comes back for the next
 // line it fits once given back; one too small is replaced, and no more
 // than spareLines wait.
 func TestLineBuffers(t *testing.T) {
@@ -75,9 +75,8 @@ func TestHugeLinesReuseMemory(t *testing.T) {
 		for off := 0; off < sizes[i]; off += 64 << 10 {
 			for _, s := range []Stream{StreamClient, StreamAgent} {
 				chunk := want[s][i][off:min(off+64<<10, sizes[i])]
-				for w.Stats().Queued > 32<<20 {
-					time.Sleep(time.Millisecond)
-				}
+				waitUntil(t, func() bool { return w.Stats().Queued <= 32<<20 },
+					func() string { return fmt.Sprintf("%d bytes still queued, want at most 32 MiB", w.Stats().Queued) })
 				w.Chunk(0, s, time.Now().UnixNano(), bytes.Clone(chunk))
 			}
 		}

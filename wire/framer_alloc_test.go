@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 )
 
@@ -42,24 +43,14 @@ func TestFramerAlloc(t *testing.T) {
 				f.Push([]byte(c), func(fr []byte, _ bool) { check(fr) })
 			}
 			f.Flush(check)
-			if len(frames) != len(tt.frames) {
-				t.Fatalf("frames %q, want %q", frames, tt.frames)
-			}
-			for i := range frames {
-				if frames[i] != tt.frames[i] {
-					t.Errorf("frame %d = %q, want %q", i, frames[i], tt.frames[i])
-				}
+			if !slices.Equal(frames, tt.frames) {
+				t.Errorf("frames %q, want %q", frames, tt.frames)
 			}
 			if inAlloc != len(tt.asked) {
 				t.Errorf("%d frames in Alloc's memory, want %d", inAlloc, len(tt.asked))
 			}
-			if len(asked) != len(tt.asked) {
-				t.Fatalf("Alloc asked for %v, want %v", asked, tt.asked)
-			}
-			for i := range asked {
-				if asked[i] != tt.asked[i] {
-					t.Errorf("Alloc asked for %v, want %v", asked, tt.asked)
-				}
+			if !slices.Equal(asked, tt.asked) {
+				t.Errorf("Alloc asked for %v, want %v", asked, tt.asked)
 			}
 		})
 	}
