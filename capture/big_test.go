@@ -8,7 +8,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/acpscope/acpscope/wire"
 )
@@ -23,9 +22,7 @@ func TestHundredMiBLine(t *testing.T) {
 	line := []byte(bigLine(100 << 20))
 	w := createTest(t, WriterOptions{NoFeed: true})
 	for off := 0; off < len(line); off += 64 << 10 {
-		for w.Stats().Queued > 32<<20 {
-			time.Sleep(time.Millisecond)
-		}
+		waitForQueueRoom(t, w)
 		w.Chunk(0, StreamAgent, int64(off), line[off:min(off+64<<10, len(line))])
 	}
 	w.Chunk(0, StreamAgent, 1, []byte("\n"))

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bytes"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -143,6 +144,18 @@ func waitUntil(t testing.TB, cond func() bool, state func() string) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// waitForQueueRoom waits until w's queue holds at most half of what the
+// tap copies into fresh memory (freshQueueBytes). Past that bound the tap
+// copies only into buffers the builder has given back, and drops a chunk
+// when none is, so a test that must record everything feeds below it.
+func waitForQueueRoom(t testing.TB, w *Writer) {
+	t.Helper()
+	waitUntil(t, func() bool { return w.Stats().Queued <= freshQueueBytes/2 },
+		func() string {
+			return fmt.Sprintf("%d bytes still queued, want at most %d", w.Stats().Queued, freshQueueBytes/2)
+		})
 }
 
 // streamBodies reads every record's body back, in order, by the stream

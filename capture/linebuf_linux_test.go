@@ -75,8 +75,7 @@ func TestHugeLinesReuseMemory(t *testing.T) {
 		for off := 0; off < sizes[i]; off += 64 << 10 {
 			for _, s := range []Stream{StreamClient, StreamAgent} {
 				chunk := want[s][i][off:min(off+64<<10, sizes[i])]
-				waitUntil(t, func() bool { return w.Stats().Queued <= 32<<20 },
-					func() string { return fmt.Sprintf("%d bytes still queued, want at most 32 MiB", w.Stats().Queued) })
+				waitForQueueRoom(t, w)
 				w.Chunk(0, s, time.Now().UnixNano(), bytes.Clone(chunk))
 			}
 		}
