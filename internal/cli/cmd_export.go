@@ -8,7 +8,6 @@ import (
 	iofs "io/fs"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 
 	"github.com/acpscope/acpscope/capture"
@@ -174,12 +173,3 @@ func reportRedactions(w io.Writer, res capture.ExportResult, opts capture.Export
 		io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
 	}
 }
-
-// copyingHeap sets the garbage collector of an export or import, which
-// promise a peak of 64 MiB plus twice the largest message: each record is
-// garbage once written, and at the default pace the heap grew to twice
-// what was live before a collection, enough, with the mapped pages and
-// the binary, to cross the bound on a busy machine (63–70 MiB for a
-// million records). Collecting at half that growth keeps the peak near
-// 50 MiB at no measurable cost in time.
-func copyingHeap() { debug.SetGCPercent(50) }

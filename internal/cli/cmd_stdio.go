@@ -180,6 +180,7 @@ func openCapture(fs *flag.FlagSet, meta capture.Meta) *capture.Writer {
 			CommitEvery: every,
 		})
 		if err == nil {
+			recordingHeap()
 			if quiet, _ := fs.GetBool("quiet"); !quiet {
 				fmt.Fprintf(os.Stderr, "acpscope: recording to %s\n", w.Path())
 			}
