@@ -13,16 +13,17 @@ func copyingHeap() { debug.SetGCPercent(50) }
 
 // recordingHeap sets the garbage collector of a proxy that records. What
 // capture leaves behind is bodies and bbolt's page buffers, a few
-// megabytes a commit with few pointers in them. They are cheap to
-// collect, and collected sooner they let the process reuse memory it has
-// already touched rather than fault fresh pages in. On two cores of a
+// megabytes a commit with few pointers in them: cheap to collect, and
+// collected sooner, the memory they held is reused sooner. Why that helps
+// is not measured (page faults were a few percent of the proxy's CPU;
+// warmer caches are the likelier part); what it did is. On two cores of a
 // virtual machine (acpscope bench, builds alternating run by run), paced
 // at a million 200 B lines a second, five runs lost 263k–445k lines
 // against 490k–632k at the default pace, and a throwaway switch over the
-// pace gave medians of 231k lost at 25, 334k at 50, 437k at 100 and
-// 443k at 10. Round-trip p99 stayed within 1.3× the minimal forwarder
-// in 5–6 runs of 10 against 0–4, over five invocations each. Flat out
-// (six pairs), echoes of 20 and 100 MB (three), SSE through the HTTP
-// proxy (three) and peak RSS with a 100 MiB line moved within their
-// usual spread.
+// pace gave medians of 231k lost at 25, 334k at 50, 437k at 100 and 443k
+// at 10. Round-trip p99 stayed within 1.3× the minimal forwarder in 5–6
+// runs of 10 against 0–4, over five invocations each. Flat out (six
+// pairs), echoes of 20 and 100 MB (three), SSE through the HTTP proxy
+// (three) and peak RSS with a 100 MiB line moved within their usual
+// spread.
 func recordingHeap() { debug.SetGCPercent(25) }
