@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -163,19 +164,23 @@ func TestLibraryColumnsAlign(t *testing.T) {
 	}
 	h := startUI(t, Options{Dir: dir})
 	h.waitFor("claude-code-acp", "an-agent-with-…", "finished")
-	header := h.lines()[h.lineWith("duration")]
+	// One snapshot for the header and every row: the library may still
+	// be drawing (a selected capture's connections open under it), and
+	// rows read from two frames need not line up.
+	lines := h.lines()
+	header := lines[slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, "duration") })]
 	col := func(line, word string) int { return utf8.RuneCountInString(line[:max(strings.Index(line, word), 0)]) }
 	for _, agent := range []string{"a ", "claude-code-acp", "an-agent-with"} {
 		y := -1
-		for i, l := range h.lines() {
+		for i, l := range lines {
 			if strings.Contains(l, " "+agent) && strings.Contains(l, "finished") {
 				y = i
 			}
 		}
 		if y < 0 {
-			t.Fatalf("no line for agent %q:\n%s", agent, h.text())
+			t.Fatalf("no line for agent %q:\n%s", agent, strings.Join(lines, "\n"))
 		}
-		line := h.lines()[y]
+		line := lines[y]
 		if col(line, "finished") != col(header, "state") || col(line, "KiB") != col(header, "size")+1 {
 			t.Errorf("agent %q: the state or size column moved:\n%s\n%s", agent, header, line)
 		}
