@@ -11,9 +11,9 @@ import (
 )
 
 // TestLineBuffers: a line up to mappedLineBytes is ordinary memory; a
-// larger one gets a mapping, whole huge pages long, that comes back for the next
-// line it fits once given back; one too small is replaced, and no more
-// than spareLines wait.
+// larger one gets a mapping, whole huge pages long, that comes back for
+// the next line it fits once given back; one too small is replaced, and
+// no more than spareLines wait.
 func TestLineBuffers(t *testing.T) {
 	lb := newLineBuffers()
 	defer lb.drop()
