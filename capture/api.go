@@ -13,9 +13,10 @@ import (
 // DefaultQueueBytes is the hand-off queue's default bound: a burst of
 // traffic up to this size is recorded whole however slow the disk is for
 // a moment, so only a longer burst shows whether capture keeps up. Past
-// 8 MiB queued, large chunks and frames are taken only into recycled
+// 16 MiB queued, large chunks and frames are taken only into recycled
 // buffers (see freshQueueBytes): until those are warm, a burst is
-// recorded whole up to about 8 MiB.
+// recorded whole up to about 16 MiB, unless the builder moves the queue
+// to its spool first (see spool).
 const DefaultQueueBytes = 64 << 20
 
 // DefaultCommitEvery is how long records may wait for their commit when
@@ -54,6 +55,10 @@ type WriterOptions struct {
 	// summary at Close if anything was lost; the lines carry no program
 	// prefix, the caller adds its own. Nil discards.
 	Warn func(msg string)
+	// SpoolBytes bounds how much the builder may put on disk beside the
+	// capture while it is behind the wire (default DefaultSpoolBytes,
+	// negative: none, so a slow capture drops sooner).
+	SpoolBytes int64
 	// CommitDelay slows every commit down (tests of overflow accounting).
 	CommitDelay time.Duration
 
@@ -78,6 +83,7 @@ type Stats struct {
 	Committed uint64 // records durably written (fsync'ed unless NoSync)
 	Loss      Loss   // what could not be recorded; Meta().Loss stores it
 	Queued    int64  // bytes waiting in the queue now
+	Backlog   Backlog
 }
 
 // Source is what viewers read records from: a finished capture file

@@ -92,16 +92,27 @@ func (cb *chunkBuffers) init() {
 // copyOf returns a copy of src, in recycled memory of class c (from
 // class; negative: ordinary memory, for a size the pool does not keep).
 func (cb *chunkBuffers) copyOf(c int, src []byte) []byte {
+	return append(cb.empty(c, len(src)), src...)
+}
+
+// alloc returns n bytes, in recycled memory when the pool keeps the size
+// (the spool reads data back into it). The bytes are not zeroed.
+func (cb *chunkBuffers) alloc(n int) []byte {
+	return cb.empty(cb.class(n), n)[:n]
+}
+
+// empty returns an empty buffer with room for n bytes, of class c.
+func (cb *chunkBuffers) empty(c, n int) []byte {
 	if c < 0 {
-		return append(make([]byte, 0, len(src)), src...)
+		return make([]byte, 0, n)
 	}
 	cb.once.Do(cb.init)
 	select {
 	case b := <-cb.free[c]:
 		cb.kept.Add(-int64(cap(b)))
-		return append(b[:0], src...)
+		return b[:0]
 	default:
-		return append(cb.slabs[c].cut(chunkClasses[c]), src...)
+		return cb.slabs[c].cut(chunkClasses[c])
 	}
 }
 

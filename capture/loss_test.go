@@ -17,10 +17,11 @@ import (
 // TestOverflowAccounting makes the writer slow on purpose and checks that
 // every frame is either recorded intact or counted lost, that Warn speaks
 // and that the loss lands in the file. (TestTapNeverBlocks checks the tap
-// does not wait for the writer.)
+// does not wait for the writer.) Without a spool, so the queue overflows
+// (spool_test.go has the writer catch up through one).
 func TestOverflowAccounting(t *testing.T) {
 	var ws warnings
-	w := createTest(t, WriterOptions{NoSync: true, NoFeed: true, Warn: ws.warn,
+	w := createTest(t, WriterOptions{NoSync: true, NoFeed: true, Warn: ws.warn, SpoolBytes: -1,
 		CommitDelay: 30 * time.Millisecond, QueueChunks: 16, QueueBytes: 8 << 10, CommitRecords: 100})
 	var stream []byte
 	var lines []string
@@ -103,7 +104,7 @@ func TestOverflowAccounting(t *testing.T) {
 // writer would hang here until the wait below gives up.
 func TestTapNeverBlocks(t *testing.T) {
 	gate := make(chan struct{})
-	w := createTest(t, WriterOptions{NoSync: true, NoFeed: true, commitGate: gate,
+	w := createTest(t, WriterOptions{NoSync: true, NoFeed: true, commitGate: gate, SpoolBytes: -1,
 		QueueChunks: 16, QueueBytes: 8 << 10, CommitRecords: 10})
 	const sent = 2000
 	tapped := make(chan struct{})
@@ -235,7 +236,7 @@ func waitCommitted(t *testing.T, w *Writer, n uint64) {
 // once the writer moves again everything accepted is committed.
 func TestTapFreshMemoryBound(t *testing.T) {
 	gate := make(chan struct{})
-	w := createTest(t, WriterOptions{NoSync: true, NoFeed: true, commitGate: gate, QueueBytes: 1 << 30, QueueChunks: 1 << 16})
+	w := createTest(t, WriterOptions{NoSync: true, NoFeed: true, commitGate: gate, SpoolBytes: -1, QueueBytes: 1 << 30, QueueChunks: 1 << 16})
 	var open sync.Once
 	release := func() { open.Do(func() { close(gate) }) }
 	t.Cleanup(release) // before the writer's Close, which would wait for the gate

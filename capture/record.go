@@ -52,6 +52,8 @@ type Meta struct {
 	End           time.Time `json:"end,omitzero"` // zero while the capture is live
 	Exit          *Exit     `json:"exit,omitempty"`
 	Loss          Loss      `json:"loss"`
+	// Backlog is how far capture fell behind the wire and caught up.
+	Backlog Backlog `json:"backlog,omitzero"`
 	// CommitEvery is the window the writer committed in: a capture cut
 	// short by SIGKILL lacks at most this much of the end.
 	CommitEvery time.Duration `json:"commitEvery,omitempty"`
@@ -73,6 +75,14 @@ type Loss struct {
 	Bursts      int64  `json:"bursts"`
 	WriteErrors int64  `json:"writeErrors"`
 	LastError   string `json:"lastError,omitempty"`
+}
+
+// Backlog is what waited on disk, in the writer's spool, while capture
+// was behind the wire: recorded in the end, nothing lost, but recorded
+// late (the live feed lagged), and what a SIGKILL would have taken.
+type Backlog struct {
+	Bytes int64 `json:"bytes"` // all that went through the spool
+	Peak  int64 `json:"peak"`  // the most waiting at once
 }
 
 // Stream names a byte stream the proxy taps.

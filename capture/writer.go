@@ -36,8 +36,12 @@ type Writer struct {
 
 	records   atomic.Uint64
 	committed atomic.Uint64
-	writeErrs atomic.Int64
-	bursts    atomic.Int64
+	spooled   atomic.Int64 // bytes that went through the spool
+	spoolPeak atomic.Int64 // the most the spool held unread
+
+	spoolWarned bool // builder-owned
+	writeErrs   atomic.Int64
+	bursts      atomic.Int64
 
 	metaMu    sync.Mutex
 	meta      Meta
@@ -89,6 +93,12 @@ func (o *WriterOptions) defaults() {
 	}
 	if o.CommitBytes <= 0 {
 		o.CommitBytes = defaultCommitBytes
+	}
+	if o.SpoolBytes == 0 {
+		o.SpoolBytes = DefaultSpoolBytes
+	}
+	if o.noWire {
+		o.SpoolBytes = -1 // put waits for room: nothing to fall behind
 	}
 	if o.Warn == nil {
 		o.Warn = func(string) {}
@@ -227,7 +237,13 @@ func (w *Writer) Meta() Meta {
 	defer w.metaMu.Unlock()
 	m := w.meta
 	m.Loss = w.loss()
+	m.Backlog = w.backlog()
 	return m
+}
+
+// backlog reads the spool's counters, which the builder publishes.
+func (w *Writer) backlog() Backlog {
+	return Backlog{Bytes: w.spooled.Load(), Peak: w.spoolPeak.Load()}
 }
 
 // Stats returns the running counters.
@@ -237,6 +253,7 @@ func (w *Writer) Stats() Stats {
 		Committed: w.committed.Load(),
 		Loss:      w.Meta().Loss,
 		Queued:    w.tap.queued.Load(),
+		Backlog:   w.backlog(),
 	}
 }
 

@@ -1,0 +1,317 @@
+package capture
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// The spool is where the builder puts what the tap hands over while
+// capture is behind the wire. Flat out on two cores, framing,
+// classifying and committing need more CPU than forwarding leaves them,
+// and the tap's queue in memory holds only a moment of traffic (past
+// freshQueueBytes it copies into recycled buffers alone): before the
+// spool, a second of 200 B lines at 1M/s lost a seventh to a half of
+// them. Writing a chunk to a file and reading it back costs a fraction
+// of what recording it does, so the builder moves the queue to disk
+// whenever it runs long, and records from the spool, in order, until it
+// has caught up, and while it waits for the committer. The disk, not the
+// CPU, then bounds how long a burst capture keeps whole.
+//
+// Item metadata stays in memory in arrival order; only data goes to the
+// file. Data the file cannot take (an item larger than a pooled chunk,
+// or the spool is full or failed) stays in memory and in the tap's byte
+// count, so the tap still drops and counts what memory cannot hold.
+//
+// The file is unlinked as soon as it is made (where the platform
+// allows), so it vanishes with the process however that ends. What it
+// holds is not in the capture until the builder has recorded it: a
+// SIGKILL while capture is behind loses the backlog with the open
+// commit window.
+type spool struct {
+	dir   string
+	limit int64 // bytes the file may hold unread
+	f     *os.File
+	name  string // to remove at close where unlinking an open file fails
+	err   error  // making or writing the file failed: spill no more
+
+	items []spooled // arrival order, from head
+	head  int
+	wr    int64 // where the next data goes in the file
+	rd    int64 // where the data not yet read back begins
+	freed int64 // file bytes before this offset are given back
+
+	total, peak int64 // bytes ever spilled, and the most unread at once
+}
+
+// spooled is one item in the spool: its data is in the file at off (n
+// bytes) when onDisk, else still in it.data.
+type spooled struct {
+	it     item
+	off    int64
+	n      int
+	onDisk bool
+}
+
+// spillAbove is how much may wait in the tap's queue before the builder
+// moves it to the spool: half of freshQueueBytes, so the tap still has
+// fresh memory for a burst while the builder gets to it.
+const spillAbove = freshQueueBytes / 2
+
+// behind reports whether the tap's queue is filling: past spillAbove or
+// half its byte bound, or half full of items (a stream of small chunks
+// fills it by count first).
+func (w *Writer) behind() bool {
+	return w.tap.queued.Load() > min(spillAbove, w.tap.limit/2) || len(w.tap.queue) > cap(w.tap.queue)/2
+}
+
+// DefaultSpoolBytes bounds the spool: at the 200 MB/s of 1M lines/s of
+// 200 B, about five seconds of capture falling behind. A quarter of the
+// free space is the bound when that is less (see freeBytes).
+const DefaultSpoolBytes = 1 << 30
+
+// sayBehindAtExit is the backlog at Close worth a word: the builder takes
+// about a second for 100 MiB of small lines.
+const sayBehindAtExit = 32 << 20
+
+// spoolMaxItems bounds the items waiting in the spool. Their metadata
+// stays in memory, about a hundred bytes each: a stream of small chunks
+// would otherwise hold more memory than its data took on disk. At the
+// bound the builder leaves items in the tap's queue, whose own bounds
+// then apply.
+const spoolMaxItems = 1 << 18
+
+// punchStep is how much read-back data collects before it is punched out
+// of the file, so a long backlog does not hold disk it has recorded.
+const punchStep = 16 << 20
+
+func newSpool(dir string, limit int64) *spool {
+	return &spool{dir: dir, limit: limit}
+}
+
+// usable reports whether the spool may take data to disk at all.
+func (s *spool) usable() bool { return s.limit > 0 && s.err == nil }
+
+// active reports whether anything waits in the spool: while it does,
+// every item goes through it, so order is kept.
+func (s *spool) active() bool { return s.head < len(s.items) }
+
+// full reports whether the spool holds as many items as it may.
+func (s *spool) full() bool { return len(s.items)-s.head >= spoolMaxItems }
+
+// unread is the data in the file not yet read back.
+func (s *spool) unread() int64 { return s.wr - s.rd }
+
+// held is the disk the file holds: its read-back data is given back in
+// punchStep pieces where the platform can punch holes, else only when
+// the spool empties.
+func (s *spool) held() int64 { return s.wr - s.freed }
+
+// push appends it, writing its data to the file when it can. It returns
+// whether the data went to disk: the tap's byte count no longer holds
+// it then, and the memory it was in is given back by release.
+func (s *spool) push(it item, release func([]byte)) bool {
+	e := spooled{it: it, n: len(it.data)}
+	if s.spillable(&it) && s.write(it.data) {
+		e.off, e.onDisk = s.wr-int64(e.n), true
+		if it.kind == itemChunk || it.pooled { // the tap's copy, not a caller's
+			release(it.data)
+		}
+		e.it.data = nil
+	}
+	s.items = append(s.items, e)
+	return e.onDisk
+}
+
+// spillable reports whether its data belongs on disk: chunks and frames
+// up to a pooled chunk's size. Larger data was copied once already and
+// would need fresh memory of its size to come back. A chunk without a
+// newline is a piece of a long line: it costs the builder nothing until
+// the line ends, and through the file it would cost copies on the path
+// that must carry huge lines at copy speed.
+func (s *spool) spillable(it *item) bool {
+	if !s.usable() || len(it.data) == 0 || len(it.data) > maxPooledChunk {
+		return false
+	}
+	if it.kind == itemChunk && bytes.IndexByte(it.data, '\n') < 0 {
+		return false
+	}
+	if it.kind == itemFrame && it.fault != nil {
+		return false // rare, and kept whole with what was done to it
+	}
+	return (it.kind == itemChunk || it.kind == itemFrame) && s.held()+int64(len(it.data)) <= s.limit
+}
+
+// write appends b to the file, making the file on first use.
+func (s *spool) write(b []byte) bool {
+	if s.f == nil && !s.open() {
+		return false
+	}
+	if _, err := s.f.WriteAt(b, s.wr); err != nil {
+		s.err = fmt.Errorf("writing %s: %w", s.name, err)
+		return false
+	}
+	s.wr += int64(len(b))
+	s.total += int64(len(b))
+	s.peak = max(s.peak, s.unread())
+	return true
+}
+
+// open makes the file, private, beside the capture, and unlinks it.
+func (s *spool) open() bool {
+	f, err := os.CreateTemp(s.dir, ".acpscope-spool-*")
+	if err != nil {
+		s.err = fmt.Errorf("making a spool file in %s: %w", s.dir, err)
+		return false
+	}
+	s.f, s.name = f, f.Name()
+	if os.Remove(s.name) == nil {
+		s.name = filepath.Base(s.name) + " (unlinked)"
+	}
+	if free := freeBytes(s.dir); free > 0 {
+		s.limit = min(s.limit, free/4)
+	}
+	return true
+}
+
+// pop takes the oldest item, reading its data back into memory from
+// buf (which returns a buffer of length n) when it went to disk. On a
+// read error the data is not what was written, and the spool takes no
+// more.
+func (s *spool) pop(buf func(n int) []byte) (it item, fromDisk bool, err error) {
+	e := s.items[s.head]
+	s.items[s.head] = spooled{} // drop references
+	s.head++
+	it = e.it
+	if e.onDisk {
+		it.data, fromDisk = buf(e.n), true
+		if _, err = s.f.ReadAt(it.data, e.off); err != nil {
+			err = fmt.Errorf("reading back %s: %w", s.name, err)
+			s.err = err
+		}
+		s.rd = e.off + int64(e.n)
+		if s.rd-s.freed >= punchStep {
+			s.freed = punchHole(s.f, s.freed, s.rd&^(punchStep-1))
+		}
+	}
+	s.compact()
+	return it, fromDisk, err
+}
+
+// compact rewinds the file once everything is read back, and drops
+// items already handed out once they are most of the slice.
+func (s *spool) compact() {
+	if !s.active() {
+		s.items, s.head = s.items[:0], 0
+		if s.wr > 0 {
+			s.wr, s.rd, s.freed = 0, 0, 0
+			if s.f != nil {
+				s.f.Truncate(0)
+			}
+		}
+		return
+	}
+	if s.head > 1024 && s.head*2 > len(s.items) {
+		n := copy(s.items, s.items[s.head:])
+		clear(s.items[n:])
+		s.items, s.head = s.items[:n], 0
+	}
+}
+
+// close removes the file.
+func (s *spool) close() {
+	if s.f == nil {
+		return
+	}
+	s.f.Close()
+	os.Remove(filepath.Join(s.dir, filepath.Base(s.name)))
+}
+
+// spill puts one item off the tap's queue into the spool.
+func (w *Writer) spill(sp *spool, it item) {
+	n := int64(len(it.data))
+	if sp.push(it, w.tap.buffers.release) {
+		w.tap.queued.Add(-n)
+		w.spooled.Store(sp.total)
+		w.spoolPeak.Store(sp.peak)
+	}
+	if sp.err != nil && !w.spoolWarned {
+		w.spoolWarned = true
+		w.opts.Warn(fmt.Sprintf("capture cannot spool what it is behind on (%v); what the queue in memory cannot hold is dropped and counted", sp.err))
+	}
+}
+
+// spillQueued moves what waits in the tap's queue now into the spool,
+// behind what is there; a bounded number at a time, so the builder also
+// records while the wire outruns it.
+func (w *Writer) spillQueued(sp *spool) {
+	for range spillBatch {
+		if sp.full() {
+			return
+		}
+		select {
+		case it := <-w.tap.queue:
+			w.spill(sp, it)
+		default:
+			return
+		}
+	}
+}
+
+// spillBatch is how many items spillQueued moves at most.
+const spillBatch = 256
+
+// unspool takes the oldest item from the spool to record. It reports
+// false for one whose data could not be read back, counted lost: the
+// stream then resynchronises at its next newline, as after a drop.
+func (w *Writer) unspool(sp *spool) (item, bool) {
+	it, fromDisk, err := sp.pop(w.tap.buffers.alloc)
+	if !fromDisk {
+		w.tap.queued.Add(-int64(len(it.data)))
+	}
+	if err == nil {
+		return it, true
+	}
+	w.tap.lostBytes.Add(int64(len(it.data)))
+	w.tap.lostMsgs.Add(1)
+	w.tap.lossEvents.Add(1)
+	if it.kind == itemChunk {
+		st := w.tap.stream(it.conn, it.stream)
+		st.gap.Store(true)
+		st.midLine.Store(true)
+	}
+	w.opts.Warn(fmt.Sprintf("capture lost what it had spooled: %v", err))
+	return it, false
+}
+
+// handOver gives a finished group to the committer. While it waits, the
+// tap's queue goes to the spool once it runs long, or at once when the
+// spool holds anything: a committer held up by a slow disk (an fsync
+// that takes seconds) would otherwise stall the builder with it, and the
+// queue would fill behind them both.
+func (w *Writer) handOver(g *group, sp *spool, waiting *time.Timer) {
+	if !sp.usable() {
+		w.commits <- g
+		return
+	}
+	for {
+		if !sp.full() && (sp.active() || w.behind()) {
+			select {
+			case w.commits <- g:
+				return
+			case it := <-w.tap.queue:
+				w.spill(sp, it)
+			}
+			continue
+		}
+		waiting.Reset(pollInterval)
+		select {
+		case w.commits <- g:
+			waiting.Stop()
+			return
+		case <-waiting.C:
+		}
+	}
+}

@@ -1,0 +1,182 @@
+package capture
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/acpscope/acpscope/protocol"
+	"github.com/acpscope/acpscope/wire"
+)
+
+// TestSpoolOrder: items of every kind come out of the spool in the order
+// they went in, with their data, whether it went to disk or stayed in
+// memory, and the file rewinds once the spool is empty.
+func TestSpoolOrder(t *testing.T) {
+	var cb chunkBuffers
+	sp := newSpool(t.TempDir(), 1<<30)
+	defer sp.close()
+	huge := bytes.Repeat([]byte("h"), maxPooledChunk+1)
+	tests := []struct {
+		name   string
+		it     item
+		toDisk bool
+	}{
+		{"a pooled chunk", item{kind: itemChunk, data: cb.copyOf(cb.class(40<<10), append(bytes.Repeat([]byte("a"), 40<<10-1), '\n'))}, true},
+		{"a piece of a long line", item{kind: itemChunk, data: bytes.Repeat([]byte("l"), 64<<10)}, false},
+		{"a small chunk", item{kind: itemChunk, data: []byte("{}\n")}, true},
+		{"a stream's end", item{kind: itemEnd, stream: StreamAgent}, false},
+		{"a pooled frame", item{kind: itemFrame, pooled: true, data: cb.copyOf(cb.class(20<<10), bytes.Repeat([]byte("f"), 20<<10))}, true},
+		{"a frame handed over", item{kind: itemFrame, data: []byte(`{"jsonrpc":"2.0"}`), env: &wire.Envelope{}}, true},
+		{"a line larger than a pooled chunk", item{kind: itemChunk, data: huge}, false},
+		{"a frame acpscope altered", item{kind: itemFrame, data: []byte(`{}`), fault: &protocol.Fault{}}, false},
+	}
+	var want [][]byte
+	for _, tt := range tests {
+		want = append(want, append([]byte(nil), tt.it.data...))
+		if got := sp.push(tt.it, cb.release); got != tt.toDisk {
+			t.Errorf("%s: went to disk = %v, want %v", tt.name, got, tt.toDisk)
+		}
+	}
+	if sp.wr == 0 || sp.f == nil {
+		t.Fatalf("nothing written to the spool's file (wr %d)", sp.wr)
+	}
+	for i, tt := range tests {
+		it, fromDisk, err := sp.pop(cb.alloc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fromDisk != tt.toDisk || it.kind != tt.it.kind || !bytes.Equal(it.data, want[i]) || it.env != tt.it.env {
+			t.Errorf("%s: came back as kind %d, %d bytes, from disk %v; want kind %d, %d bytes, from disk %v",
+				tt.name, it.kind, len(it.data), fromDisk, tt.it.kind, len(want[i]), tt.toDisk)
+		}
+	}
+	if sp.active() || sp.wr != 0 || sp.rd != 0 {
+		t.Errorf("emptied spool: active %v, file offsets %d and %d, want rewound", sp.active(), sp.wr, sp.rd)
+	}
+	if fi, err := sp.f.Stat(); err != nil || fi.Size() != 0 {
+		t.Errorf("emptied spool's file: %v, %v; want it cut to nothing", fi, err)
+	}
+}
+
+// TestSpoolBounds: past its byte bound the spool keeps data in memory
+// (where the tap's bound applies), and past its item bound it says so.
+func TestSpoolBounds(t *testing.T) {
+	var cb chunkBuffers
+	sp := newSpool(t.TempDir(), 100<<10)
+	defer sp.close()
+	chunk := append(bytes.Repeat([]byte("c"), 40<<10-1), '\n')
+	var onDisk []bool
+	for range 3 {
+		onDisk = append(onDisk, sp.push(item{kind: itemChunk, data: cb.copyOf(cb.class(len(chunk)), chunk)}, cb.release))
+	}
+	if fmt.Sprint(onDisk) != "[true true false]" {
+		t.Errorf("three 40 KiB chunks into a 100 KiB spool went to disk %v, want [true true false]", onDisk)
+	}
+	if sp.held() > sp.limit {
+		t.Errorf("the file holds %d bytes, over the bound of %d", sp.held(), sp.limit)
+	}
+	for !sp.full() {
+		sp.push(item{kind: itemEnd}, cb.release)
+	}
+	if n := len(sp.items) - sp.head; n != spoolMaxItems {
+		t.Errorf("full at %d items, want %d", n, spoolMaxItems)
+	}
+}
+
+// TestWriterCatchesUpThroughSpool: with the committer stalled (a disk
+// that stopped for a while) and a queue of 1 MiB, forty times that is
+// sent; the tap never waits, the builder moves what it cannot record yet
+// to its spool, and once the disk moves again every line is recorded, in
+// order, nothing lost. Without the spool the queue would stay full and
+// the feed below would wait for room in vain.
+func TestWriterCatchesUpThroughSpool(t *testing.T) {
+	gate := make(chan struct{})
+	var ws warnings
+	w := createTest(t, WriterOptions{NoSync: true, NoFeed: true, commitGate: gate, Warn: ws.warn,
+		QueueBytes: 1 << 20, CommitRecords: 1000})
+	var open sync.Once
+	release := func() { open.Do(func() { close(gate) }) }
+	t.Cleanup(release)
+	const lines, perChunk = 40000, 40 // about 40 MiB
+	var sent [][]byte
+	for i := 0; i < lines; i += perChunk {
+		var chunk []byte
+		for j := i; j < i+perChunk; j++ {
+			l := fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/update","params":{"n":%d,"pad":"%s"}}`, j, strings.Repeat("p", 960))
+			sent = append(sent, []byte(l))
+			chunk = append(chunk, l+"\n"...)
+		}
+		waitUntil(t, func() bool { return w.Stats().Queued <= 1<<19 },
+			func() string {
+				return fmt.Sprintf("%d bytes still queued with the committer stalled: the builder does not spool", w.Stats().Queued)
+			})
+		w.Chunk(0, StreamAgent, int64(i), chunk)
+	}
+	if st := w.Stats(); st.Loss.Messages != 0 || st.Backlog.Peak < 8<<20 {
+		t.Fatalf("with the committer stalled: %+v; want nothing lost and the backlog on disk", st)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(w.Path()))
+	for _, e := range entries {
+		if strings.Contains(e.Name(), "spool") {
+			t.Errorf("%s is visible beside the capture; the spool's file must be unlinked", e.Name())
+		}
+	}
+	release()
+	w.EndStream(0, StreamAgent, lines)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := openTest(t, w.Path())
+	got := streamBodies(t, r)[StreamAgent]
+	if len(got) != len(sent) {
+		t.Fatalf("recorded %d lines of %d; loss %+v", len(got), len(sent), r.Meta().Loss)
+	}
+	for i := range sent {
+		if !bytes.Equal(got[i], sent[i]) {
+			t.Fatalf("line %d recorded as %.60q…, want %.60q…", i, got[i], sent[i])
+		}
+	}
+	m := r.Meta()
+	if m.Loss.Messages != 0 || m.Backlog.Bytes < 30<<20 || m.Backlog.Peak < 8<<20 {
+		t.Errorf("stored loss %+v, backlog %+v; want none lost and the backlog noted", m.Loss, m.Backlog)
+	}
+}
+
+// TestSpoolFullDropsAndCounts: with the committer stalled and a spool
+// bound of 4 MiB, what fits neither the queue nor the spool is dropped
+// and counted, and the rest is recorded: the spool delays loss, it
+// never hides it.
+func TestSpoolFullDropsAndCounts(t *testing.T) {
+	gate := make(chan struct{})
+	w := createTest(t, WriterOptions{NoSync: true, NoFeed: true, commitGate: gate, SpoolBytes: 4 << 20,
+		QueueBytes: 1 << 20, CommitRecords: 100})
+	var open sync.Once
+	release := func() { open.Do(func() { close(gate) }) }
+	t.Cleanup(release)
+	line := append(bytes.Repeat([]byte("z"), 1023), '\n')
+	chunk := bytes.Repeat(line, 32) // 32 KiB
+	sent := 0
+	for w.Stats().Loss.Messages == 0 {
+		if sent > 4096 { // 128 MiB, thirty times what queue and spool hold
+			t.Fatalf("%d chunks sent with the committer stalled and nothing lost: %+v", sent, w.Stats())
+		}
+		w.Chunk(0, StreamAgent, int64(sent), chunk)
+		sent++
+	}
+	if st := w.Stats(); st.Backlog.Peak > 4<<20 {
+		t.Errorf("the spool held %d bytes, over its bound of %d", st.Backlog.Peak, 4<<20)
+	}
+	release()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st := w.Stats()
+	if total := uint64(sent * 32); st.Committed+uint64(st.Loss.Messages) != total {
+		t.Errorf("%d committed + %d lost, want the %d lines sent", st.Committed, st.Loss.Messages, total)
+	}
+}
