@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/human"
 	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
@@ -185,6 +186,9 @@ func captureFacts(m capture.Meta, session string, records int) []fact {
 	add("records", fmt.Sprint(records))
 	if m.Loss.Messages > 0 || m.Loss.WriteErrors > 0 {
 		add("lost while recording", fmt.Sprintf("%d messages, %d bytes, %d failed writes", m.Loss.Messages, m.Loss.Bytes, m.Loss.WriteErrors))
+	}
+	if b := m.Backlog; b.Bytes > 0 {
+		add("capture behind the wire", fmt.Sprintf("up to %s waited on disk (%s in all), recorded in the end", human.Size(b.Peak), human.Size(b.Bytes)))
 	}
 	add("recorded by", strings.TrimSpace("acpscope "+m.ProxyVersion))
 	add("exported from", m.Notes["exportedFrom"])

@@ -201,3 +201,33 @@ func TestAlteredMarked(t *testing.T) {
 		t.Errorf("no acpscope/altered finding in %+v", doc.Findings)
 	}
 }
+
+// TestRecordingFacts: the header says what capture lost, and when it
+// fell behind the wire and caught up, and says neither when neither
+// happened.
+func TestRecordingFacts(t *testing.T) {
+	tests := []struct {
+		name string
+		meta capture.Meta
+		want map[string]string // label → value; "" means absent
+	}{
+		{"kept pace", capture.Meta{}, map[string]string{"lost while recording": "", "capture behind the wire": ""}},
+		{"lost some", capture.Meta{Loss: capture.Loss{Messages: 3, Bytes: 600}},
+			map[string]string{"lost while recording": "3 messages, 600 bytes, 0 failed writes", "capture behind the wire": ""}},
+		{"behind, caught up", capture.Meta{Backlog: capture.Backlog{Bytes: 300 << 20, Peak: 90 << 20}},
+			map[string]string{"lost while recording": "", "capture behind the wire": "up to 90.0 MiB waited on disk (300.0 MiB in all), recorded in the end"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := map[string]string{}
+			for _, f := range captureFacts(tt.meta, "", 1) {
+				got[f.Label] = f.Value
+			}
+			for label, want := range tt.want {
+				if got[label] != want {
+					t.Errorf("%s = %q, want %q", label, got[label], want)
+				}
+			}
+		})
+	}
+}
