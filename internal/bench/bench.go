@@ -436,6 +436,11 @@ type PacedRun struct {
 	// Busy is the share of all CPUs' time busy during the run, whoever
 	// used it (-1: not measured).
 	Busy float64
+	// Backlog is the most the capture held on disk at once, behind the
+	// wire; Lag how long after the last line the setup exited, recording
+	// that backlog.
+	Backlog int64
+	Lag     time.Duration
 }
 
 // burstResult is what arrived of one burst.
@@ -445,6 +450,7 @@ type burstResult struct {
 	size               int
 	d                  time.Duration
 	run                *benchRun
+	wireEnd            time.Time // when the last byte arrived
 }
 
 func (r burstResult) linesPerS() float64 { return float64(r.lines) / r.d.Seconds() }
@@ -462,7 +468,8 @@ func (r burstResult) keptMBPerS() float64 {
 }
 
 func (r burstResult) paced(target string, achieved float64, unit string, goal, busy float64) PacedRun {
-	return PacedRun{Target: target, Achieved: achieved, Unit: unit, Goal: goal, Sent: r.sent, WireLoss: r.lost, CaptureLoss: r.run.captureLoss, CPUPerM: r.cpuPerM(), Size: r.size, Busy: busy}
+	return PacedRun{Target: target, Achieved: achieved, Unit: unit, Goal: goal, Sent: r.sent, WireLoss: r.lost, CaptureLoss: r.run.captureLoss, CPUPerM: r.cpuPerM(), Size: r.size, Busy: busy,
+		Backlog: r.run.backlog, Lag: r.run.exited.Sub(r.wireEnd)}
 }
 
 // burst runs the agent in burst mode through the setup, at pace lines
@@ -474,6 +481,7 @@ func (s *benchSetup) burst(ctx context.Context, tag string, count, size, pace in
 	}
 	m.stdin.Close()
 	lines, n, d, err := countLines(m.stdout)
+	wireEnd := time.Now()
 	if err = m.finish(err); err != nil {
 		return burstResult{}, err
 	}
@@ -481,7 +489,7 @@ func (s *benchSetup) burst(ctx context.Context, tag string, count, size, pace in
 		return burstResult{}, fmt.Errorf("%d bytes arrived in %d lines, want %d bytes", n, lines, int64(count)*int64(size))
 	}
 	sent := int64(count) * int64(size)
-	return burstResult{lines: lines, bytes: n, lost: int64(count) - lines, sent: sent, size: size, d: d, run: m}, nil
+	return burstResult{lines: lines, bytes: n, lost: int64(count) - lines, sent: sent, size: size, d: d, run: m, wireEnd: wireEnd}, nil
 }
 
 // note folds a finished run's RSS and capture loss into the row.

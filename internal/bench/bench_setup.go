@@ -175,6 +175,8 @@ type benchRun struct {
 	captureNote string
 	// lostBytes is what the capture could not record, in bytes.
 	lostBytes int64
+	// backlog is the most that waited in the writer's spool at once.
+	backlog int64
 	// cpu is the process tree's user+sys time (the setup's process and
 	// every child it waited for, the agent included), from its rusage.
 	cpu time.Duration
@@ -234,14 +236,14 @@ func (m *benchRun) finish(err error) error {
 		if err == nil && strings.Contains(m.stderr.String(), "NOT RECORDING") {
 			err = fmt.Errorf("the proxy did not record: %s", strings.TrimSpace(m.stderr.String()))
 		}
-		m.captureLoss, m.lostBytes, m.captureNote = readCaptureLoss(m.capture)
+		m.captureLoss, m.lostBytes, m.backlog, m.captureNote = readCaptureLoss(m.capture)
 	}
 	return err
 }
 
 // readCaptureLoss opens a finished capture and returns its loss count
-// in messages and bytes.
-func readCaptureLoss(path string) (loss, lostBytes int64, note string) {
+// in messages and bytes, and the most its writer was behind.
+func readCaptureLoss(path string) (loss, lostBytes, backlog int64, note string) {
 	defer func() {
 		if p := recover(); p != nil { // the store may still be a stub
 			loss, note = -1, fmt.Sprint("capture unreadable: ", p)
@@ -249,14 +251,14 @@ func readCaptureLoss(path string) (loss, lostBytes int64, note string) {
 	}()
 	r, err := capture.Open(path)
 	if err != nil {
-		return -1, 0, "capture unreadable: " + err.Error()
+		return -1, 0, 0, "capture unreadable: " + err.Error()
 	}
 	defer r.Close()
 	l := r.Meta().Loss
 	if l.WriteErrors > 0 {
 		note = l.LastError
 	}
-	return l.Messages, l.Bytes, note
+	return l.Messages, l.Bytes, r.Meta().Backlog.Peak, note
 }
 
 // pollRSS samples the process's VmHWM (its peak resident set so far)

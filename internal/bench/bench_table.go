@@ -68,12 +68,21 @@ func (r *Report) Print(w io.Writer) {
 				fmt.Fprintf(w, ", all CPUs %.0f%% busy", 100*p.Busy)
 			}
 			if row.Key == "d" {
-				fmt.Fprintf(w, ", capture loss %s", lossString(p.CaptureLoss))
+				fmt.Fprintf(w, ", capture loss %s%s", lossString(p.CaptureLoss), backlogString(p))
 			}
 			fmt.Fprintln(w)
 		}
 	}
 	r.printTargets(w)
+}
+
+// backlogString says how far capture fell behind a paced run, if it did:
+// what waited on disk, and how long after the wire it finished.
+func backlogString(p PacedRun) string {
+	if p.Backlog <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(", behind by up to %s on disk, recorded %s after the last line", mib(p.Backlog), p.Lag.Round(time.Millisecond))
 }
 
 // cpuBound is how busy the CPUs must be over a paced run for a loss
@@ -127,8 +136,8 @@ func (r *Report) printTargets(w io.Writer) {
 		}
 		// Pacing by sleeps lands within a few percent of the rate asked.
 		check(p.WireLoss == 0 && p.CaptureLoss == 0 && p.Achieved >= 0.95*p.Goal,
-			"zero loss at %.0f%s: paced at %s, achieved %.0f%s, wire loss %d, capture loss %s%s",
-			p.Goal, p.Unit, p.Target, p.Achieved, p.Unit, p.WireLoss, lossString(p.CaptureLoss), shortOfCPU(p))
+			"zero loss at %.0f%s: paced at %s, achieved %.0f%s, wire loss %d, capture loss %s%s%s",
+			p.Goal, p.Unit, p.Target, p.Achieved, p.Unit, p.WireLoss, lossString(p.CaptureLoss), backlogString(p), shortOfCPU(p))
 	}
 	r.checkPacedForwarding(check, notMeasured, b, d)
 	for k, size := range r.Config.EchoSizes {

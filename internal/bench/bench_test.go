@@ -208,25 +208,29 @@ func TestBenchPacedTargets(t *testing.T) {
 		sent      int64
 		lost      int64
 		busy      float64
+		backlog   int64
 		want, not []string
 	}{
-		{"more than the queue, nothing lost", big, 0, 0.97,
-			[]string{"ok   zero loss at 500k msgs/s: paced at 500k msgs/s", "ok   forwarding ≥ 0.8×", "all CPUs 97% busy"}, []string{"not shown", "short of CPU"}},
-		{"more than the queue, lines lost", big, 7, 0.5,
+		{"more than the queue, nothing lost", big, 0, 0.97, 0,
+			[]string{"ok   zero loss at 500k msgs/s: paced at 500k msgs/s", "ok   forwarding ≥ 0.8×", "all CPUs 97% busy"}, []string{"not shown", "short of CPU", "behind by"}},
+		{"nothing lost, capture behind and caught up", big, 0, 0.8, 100 << 20,
+			[]string{"ok   zero loss at 500k msgs/s", "capture loss 0, behind by up to 100 MiB on disk, recorded 450ms after the last line"}, []string{"MISS"}},
+		{"more than the queue, lines lost", big, 7, 0.5, 0,
 			[]string{"MISS zero loss at 500k msgs/s: paced at 500k msgs/s", "capture loss 7", "but capture lost messages there", "all CPUs 50% busy"},
 			[]string{"ok   zero loss", "short of CPU"}},
-		{"lines lost, every CPU busy", big, 7, 0.96,
+		{"lines lost, every CPU busy", big, 7, 0.96, 0,
 			[]string{"capture loss 7; the CPUs were 96% busy: capture ran short of CPU here, before the disk bound"}, []string{"ok   zero loss"}},
-		{"lines lost, busy not measured", big, 7, -1,
+		{"lines lost, busy not measured", big, 7, -1, 0,
 			[]string{"capture loss 7\n"}, []string{"% busy", "short of CPU"}},
-		{"within the queue", 200 << 10, 0, 0.2,
+		{"within the queue", 200 << 10, 0, 0.2, 0,
 			[]string{"n/a  zero loss at 500k msgs/s: not shown: the run paced at 500k msgs/s sent 0.2 MiB", "but the run fits in the capture queue"},
 			[]string{"ok   zero loss", "ok   forwarding", "MISS"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			paced := func(loss int64) []PacedRun {
-				return []PacedRun{{Target: "500k msgs/s", Achieved: 500, Unit: "k msgs/s", Goal: 500, Sent: tt.sent, CaptureLoss: loss, Busy: tt.busy}}
+				return []PacedRun{{Target: "500k msgs/s", Achieved: 500, Unit: "k msgs/s", Goal: 500, Sent: tt.sent, CaptureLoss: loss, Busy: tt.busy,
+					Backlog: tt.backlog, Lag: 450 * time.Millisecond}}
 			}
 			rep := &Report{Rows: []*Row{
 				{Key: "b", Name: "(b) minimal forwarder", CaptureLoss: -1, Paced: paced(-1)},
