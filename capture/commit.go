@@ -8,7 +8,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/acpscope/acpscope/internal/human"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -66,7 +65,7 @@ func (w *Writer) build() {
 		// a long line stay on the usual path (see spool.spillable). When
 		// they started it too, echoes of 20 and 100 MB lines through the
 		// proxy lost parts of lines in 3 of 35 bench runs, against none
-		// in 12 since and none in 17 of the build without a spool.
+		// in 16 since and none in 21 of the build without a spool.
 		if sp.active() || w.behind() && sp.spillable(&it) {
 			w.spill(sp, it)
 			return
@@ -80,21 +79,20 @@ func (w *Writer) build() {
 		if sp.active() { // behind: record the oldest spooled item
 			w.spillQueued(sp)
 			select {
-			case <-due:
-				send(false)
-				continue
-			case <-w.poke:
-				send(false)
-				continue
 			case <-stop:
 				stop = nil
-				if n := sp.unread(); n >= sayBehindAtExit {
-					w.opts.Warn(fmt.Sprintf("capture is %s behind the wire; recording it before exit", human.Size(n)))
-				}
+				w.sayBehind(sp)
 			default:
 			}
-			if it, ok := w.unspool(sp); ok {
-				handle(&it)
+			select {
+			case <-due:
+				send(false)
+			case <-w.poke:
+				send(false)
+			default:
+				if it, ok := w.unspool(sp); ok {
+					handle(&it)
+				}
 			}
 			continue
 		}

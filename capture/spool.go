@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/acpscope/acpscope/internal/human"
 )
 
 // The spool is where the builder puts what the tap hands over while
@@ -240,6 +242,13 @@ func (w *Writer) spill(sp *spool, it item) {
 	if sp.err != nil && !w.spoolWarned {
 		w.spoolWarned = true
 		w.opts.Warn(fmt.Sprintf("capture cannot spool what it is behind on (%v); what the queue in memory cannot hold is dropped and counted", sp.err))
+	}
+}
+
+// sayBehind tells, at Close, of a backlog worth waiting for.
+func (w *Writer) sayBehind(sp *spool) {
+	if n := sp.unread(); n >= sayBehindAtExit {
+		w.opts.Warn(fmt.Sprintf("capture is %s behind the wire; recording it before exit", human.Size(n)))
 	}
 }
 

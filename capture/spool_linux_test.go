@@ -10,9 +10,7 @@ import (
 // punchStep pieces, so a backlog that never quite empties does not hold
 // the disk it has recorded.
 func TestSpoolGivesBackDisk(t *testing.T) {
-	var cb chunkBuffers
-	sp := newSpool(t.TempDir(), 1<<30)
-	defer sp.close()
+	sp, cb := testSpool(t, 1<<30)
 	chunk := append(bytes.Repeat([]byte("d"), maxPooledChunk-1), '\n')
 	n := 3 * punchStep / len(chunk)
 	for range n + 1 {

@@ -13,13 +13,19 @@ import (
 	"github.com/acpscope/acpscope/wire"
 )
 
+// testSpool makes a spool bounded by limit in a temporary directory, and
+// the pool its data comes from.
+func testSpool(t *testing.T, limit int64) (*spool, *chunkBuffers) {
+	sp := newSpool(t.TempDir(), limit)
+	t.Cleanup(sp.close)
+	return sp, new(chunkBuffers)
+}
+
 // TestSpoolOrder: items of every kind come out of the spool in the order
 // they went in, with their data, whether it went to disk or stayed in
 // memory, and the file rewinds once the spool is empty.
 func TestSpoolOrder(t *testing.T) {
-	var cb chunkBuffers
-	sp := newSpool(t.TempDir(), 1<<30)
-	defer sp.close()
+	sp, cb := testSpool(t, 1<<30)
 	huge := bytes.Repeat([]byte("h"), maxPooledChunk+1)
 	tests := []struct {
 		name   string
@@ -66,9 +72,7 @@ func TestSpoolOrder(t *testing.T) {
 // TestSpoolBounds: past its byte bound the spool keeps data in memory
 // (where the tap's bound applies), and past its item bound it says so.
 func TestSpoolBounds(t *testing.T) {
-	var cb chunkBuffers
-	sp := newSpool(t.TempDir(), 100<<10)
-	defer sp.close()
+	sp, cb := testSpool(t, 100<<10)
 	chunk := append(bytes.Repeat([]byte("c"), 40<<10-1), '\n')
 	var onDisk []bool
 	for range 3 {
@@ -178,5 +182,27 @@ func TestSpoolFullDropsAndCounts(t *testing.T) {
 	st := w.Stats()
 	if total := uint64(sent * 32); st.Committed+uint64(st.Loss.Messages) != total {
 		t.Errorf("%d committed + %d lost, want the %d lines sent", st.Committed, st.Loss.Messages, total)
+	}
+}
+
+// TestSayBehind: Close speaks of a backlog only when waiting for it is
+// worth a word, and says how much.
+func TestSayBehind(t *testing.T) {
+	tests := []struct {
+		unread int64
+		want   string
+	}{
+		{0, ""},
+		{sayBehindAtExit - 1, ""},
+		{sayBehindAtExit, "capture is 32.0 MiB behind the wire; recording it before exit"},
+		{700 << 20, "capture is 700.0 MiB behind the wire; recording it before exit"},
+	}
+	for _, tt := range tests {
+		var ws warnings
+		w := &Writer{opts: WriterOptions{Warn: ws.warn}}
+		w.sayBehind(&spool{wr: tt.unread + 5, rd: 5})
+		if got := strings.Join(ws.all(), "\n"); got != tt.want {
+			t.Errorf("%d bytes unread: said %q, want %q", tt.unread, got, tt.want)
+		}
 	}
 }
