@@ -270,7 +270,7 @@ func (w *Writer) commit(g *group) error {
 	}
 	meta := w.meta
 	meta.Loss = w.loss()
-	meta.Backlog = w.backlog()
+	w.noteBacklog(&meta)
 	storeMeta := w.metaDirty || g.final || meta.Loss != w.lossSaved
 	w.metaDirty = false
 	w.metaMu.Unlock()

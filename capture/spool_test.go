@@ -206,3 +206,19 @@ func TestSayBehind(t *testing.T) {
 		}
 	}
 }
+
+// TestBacklogCopied: a writer that never spooled keeps the backlog of
+// the metadata it was given, as an export of a recording does.
+func TestBacklogCopied(t *testing.T) {
+	given := Backlog{Bytes: 300 << 20, Peak: 90 << 20}
+	w, err := Create(tempCapture(t), copyOptions(Meta{Backlog: given}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := openTest(t, w.Path()).Meta().Backlog; got != given {
+		t.Errorf("backlog %+v, want the %+v it was given", got, given)
+	}
+}

@@ -38,10 +38,10 @@ type Writer struct {
 	committed atomic.Uint64
 	spooled   atomic.Int64 // bytes that went through the spool
 	spoolPeak atomic.Int64 // the most the spool held unread
+	writeErrs atomic.Int64
+	bursts    atomic.Int64
 
-	spoolWarned bool // builder-owned
-	writeErrs   atomic.Int64
-	bursts      atomic.Int64
+	spoolWarned bool // builder-owned: the spool's failure was told
 
 	metaMu    sync.Mutex
 	meta      Meta
@@ -237,13 +237,22 @@ func (w *Writer) Meta() Meta {
 	defer w.metaMu.Unlock()
 	m := w.meta
 	m.Loss = w.loss()
-	m.Backlog = w.backlog()
+	w.noteBacklog(&m)
 	return m
 }
 
 // backlog reads the spool's counters, which the builder publishes.
 func (w *Writer) backlog() Backlog {
 	return Backlog{Bytes: w.spooled.Load(), Peak: w.spoolPeak.Load()}
+}
+
+// noteBacklog puts the spool's counters in m once anything was spooled.
+// Until then m keeps what it was given: an export copies a recording's
+// metadata, and its own writer never spools.
+func (w *Writer) noteBacklog(m *Meta) {
+	if b := w.backlog(); b.Bytes > 0 {
+		m.Backlog = b
+	}
 }
 
 // Stats returns the running counters.
