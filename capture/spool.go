@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/acpscope/acpscope/internal/human"
@@ -33,11 +32,11 @@ import (
 // SIGKILL while capture is behind loses the backlog with the open
 // commit window.
 type spool struct {
-	dir   string
-	limit int64 // bytes the file may hold unread
-	f     *os.File
-	name  string // to remove at close where unlinking an open file fails
-	err   error  // making or writing the file failed: spill no more
+	dir      string
+	limit    int64 // bytes the file may hold unread
+	f        *os.File
+	unlinked bool  // else the file is removed at close (unlinking an open file can fail)
+	err      error // making or writing the file failed: spill no more
 
 	items []spooled // arrival order, from head
 	head  int
@@ -152,7 +151,7 @@ func (s *spool) write(b []byte) bool {
 		return false
 	}
 	if _, err := s.f.WriteAt(b, s.wr); err != nil {
-		s.err = fmt.Errorf("writing %s: %w", s.name, err)
+		s.err = fmt.Errorf("writing the spool file: %w", err)
 		return false
 	}
 	s.wr += int64(len(b))
@@ -168,10 +167,8 @@ func (s *spool) open() bool {
 		s.err = fmt.Errorf("making a spool file in %s: %w", s.dir, err)
 		return false
 	}
-	s.f, s.name = f, f.Name()
-	if os.Remove(s.name) == nil {
-		s.name = filepath.Base(s.name) + " (unlinked)"
-	}
+	s.f = f
+	s.unlinked = os.Remove(f.Name()) == nil
 	if free := freeBytes(s.dir); free > 0 {
 		s.limit = min(s.limit, free/4)
 	}
@@ -190,7 +187,7 @@ func (s *spool) pop(buf func(n int) []byte) (it item, fromDisk bool, err error) 
 	if e.onDisk {
 		it.data, fromDisk = buf(e.n), true
 		if _, err = s.f.ReadAt(it.data, e.off); err != nil {
-			err = fmt.Errorf("reading back %s: %w", s.name, err)
+			err = fmt.Errorf("reading back the spool file: %w", err)
 			s.err = err
 		}
 		s.rd = e.off + int64(e.n)
@@ -222,13 +219,15 @@ func (s *spool) compact() {
 	}
 }
 
-// close removes the file.
+// close closes the file, and removes it if it could not be unlinked.
 func (s *spool) close() {
 	if s.f == nil {
 		return
 	}
 	s.f.Close()
-	os.Remove(filepath.Join(s.dir, filepath.Base(s.name)))
+	if !s.unlinked {
+		os.Remove(s.f.Name())
+	}
 }
 
 // spill puts one item off the tap's queue into the spool.
@@ -272,9 +271,12 @@ func (w *Writer) spillQueued(sp *spool) {
 // spillBatch is how many items spillQueued moves at most.
 const spillBatch = 256
 
-// unspool takes the oldest item from the spool to record. It reports
-// false for one whose data could not be read back, counted lost: the
-// stream then resynchronises at its next newline, as after a drop.
+// unspool takes the oldest item from the spool to record. Data that
+// could not be read back is counted lost (at least one message: a chunk
+// went to disk only with a newline in it). A chunk comes back as a gap
+// in its stream, so the framer cuts the line it was part of and resumes
+// at the next newline, as after a drop; a frame is not recorded, and
+// unspool reports false.
 func (w *Writer) unspool(sp *spool) (item, bool) {
 	it, fromDisk, err := sp.pop(w.tap.buffers.alloc)
 	if !fromDisk {
@@ -286,12 +288,11 @@ func (w *Writer) unspool(sp *spool) (item, bool) {
 	w.tap.lostBytes.Add(int64(len(it.data)))
 	w.tap.lostMsgs.Add(1)
 	w.tap.lossEvents.Add(1)
-	if it.kind == itemChunk {
-		st := w.tap.stream(it.conn, it.stream)
-		st.gap.Store(true)
-		st.midLine.Store(true)
-	}
+	w.tap.buffers.release(it.data)
 	w.opts.Warn(fmt.Sprintf("capture lost what it had spooled: %v", err))
+	if it.kind == itemChunk {
+		return item{kind: itemChunk, stream: it.stream, dir: it.dir, conn: it.conn, t: it.t, gap: true, resync: true}, true
+	}
 	return it, false
 }
 

@@ -222,3 +222,44 @@ func TestBacklogCopied(t *testing.T) {
 		t.Errorf("backlog %+v, want the %+v it was given", got, given)
 	}
 }
+
+// TestUnspoolReadFailure: data the spool cannot read back is counted
+// lost and said; a chunk comes back as a gap in its own stream (the
+// framer cuts the line it was part of), a frame not at all.
+func TestUnspoolReadFailure(t *testing.T) {
+	tests := []struct {
+		name   string
+		it     item
+		wantOK bool
+	}{
+		{"a chunk", item{kind: itemChunk, stream: StreamAgent, conn: 3, t: 7, data: []byte("{}\n{\"a\":")}, true},
+		{"a frame", item{kind: itemFrame, conn: 3, t: 7, data: []byte(`{"jsonrpc":"2.0"}`)}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ws warnings
+			w := &Writer{opts: WriterOptions{Warn: ws.warn}}
+			sp, _ := testSpool(t, 1<<30)
+			if !sp.push(tt.it, w.tap.buffers.release) {
+				t.Fatal("the item did not go to disk")
+			}
+			sp.f.Close() // every read back fails
+			it, ok := w.unspool(sp)
+			if ok != tt.wantOK {
+				t.Fatalf("unspool reports %v, want %v", ok, tt.wantOK)
+			}
+			if ok && (it.kind != itemChunk || it.data != nil || !it.gap || !it.resync || it.stream != StreamAgent || it.conn != 3) {
+				t.Errorf("came back as %+v, want an empty chunk of the same stream marking a gap to resynchronise after", it)
+			}
+			if w.tap.lostMsgs.Load() != 1 || w.tap.lostBytes.Load() != int64(len(tt.it.data)) || w.tap.lossEvents.Load() != 1 {
+				t.Errorf("lost %d messages, %d bytes, %d events; want 1, %d, 1", w.tap.lostMsgs.Load(), w.tap.lostBytes.Load(), w.tap.lossEvents.Load(), len(tt.it.data))
+			}
+			if st := w.tap.stream(3, StreamAgent); st.gap.Load() {
+				t.Error("the tap's stream was marked: its next chunk would claim a gap that is already behind it")
+			}
+			if said := ws.all(); len(said) != 1 || !strings.Contains(said[0], "capture lost what it had spooled") {
+				t.Errorf("said %q", said)
+			}
+		})
+	}
+}
