@@ -1,6 +1,9 @@
 package cli
 
-import "runtime/debug"
+import (
+	"os"
+	"runtime/debug"
+)
 
 // copyingHeap sets the garbage collector of an export or import, which
 // promise a peak of 64 MiB plus twice the largest message: each record is
@@ -9,7 +12,7 @@ import "runtime/debug"
 // the binary, to cross the bound on a busy machine (63–70 MiB for a
 // million records). Collecting at half that growth keeps the peak near
 // 50 MiB at no measurable cost in time.
-func copyingHeap() { debug.SetGCPercent(50) }
+func copyingHeap() { gcPace(50) }
 
 // recordingHeap sets the garbage collector of a proxy that records. What
 // capture leaves behind is bodies and bbolt's page buffers, a few
@@ -26,4 +29,13 @@ func copyingHeap() { debug.SetGCPercent(50) }
 // pairs), echoes of 20 and 100 MB (three), SSE through the HTTP proxy
 // (three) and peak RSS with a 100 MiB line moved within their usual
 // spread.
-func recordingHeap() { debug.SetGCPercent(25) }
+func recordingHeap() { gcPace(25) }
+
+// gcPace sets the garbage collector's pace unless GOGC in the
+// environment already chose one: whoever set it knows their memory and
+// their machine better than a default measured on ours.
+func gcPace(percent int) {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(percent)
+	}
+}

@@ -9,18 +9,22 @@ import (
 )
 
 // TestRecordingHeap: a proxy that records collects garbage at
-// recordingHeap's pace; one that only forwards keeps the default.
+// recordingHeap's pace; one that only forwards keeps the default, and
+// so does one whose user set GOGC.
 func TestRecordingHeap(t *testing.T) {
 	tests := []struct {
 		name    string
 		capture bool
+		gogc    string
 		want    int
 	}{
-		{"recording", true, 25},
-		{"forwarding only", false, 100},
+		{"recording", true, "", 25},
+		{"forwarding only", false, "", 100},
+		{"recording with GOGC set", true, "100", 100},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("GOGC", tt.gogc)
 			args := []string{"--quiet", "--no-capture"}
 			if tt.capture {
 				args = []string{"--quiet", "--capture", filepath.Join(t.TempDir(), "c.acpscope")}
