@@ -17,7 +17,9 @@ import (
 )
 
 // DefaultKeepAlive is how often serve writes a keep-alive comment on a
-// quiet SSE stream, so idle proxies and load balancers keep it open.
+// quiet SSE stream, so idle proxies and load balancers keep it open, and
+// pings a WebSocket client, letting go of one that answers nothing for
+// acphttp.PeerMissedPings intervals.
 const DefaultKeepAlive = 15 * time.Second
 
 // ServeOptions configure Server, which exposes a stdio agent as a remote
@@ -43,8 +45,9 @@ type ServeOptions struct {
 	AllowHosts   []string
 	AllowOrigins []string
 	AuthToken    string
-	// KeepAlive is the keep-alive comment interval; 0 means
-	// DefaultKeepAlive, negative disables them.
+	// KeepAlive is the interval of keep-alive comments on SSE streams
+	// and of pings on WebSockets; 0 means DefaultKeepAlive, negative
+	// disables both.
 	KeepAlive time.Duration
 	// StreamBuffer bounds what a stream holds before a client opens it
 	// (default DefaultStreamBuffer).

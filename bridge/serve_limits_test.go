@@ -19,6 +19,7 @@ import (
 	"github.com/acpscope/acpscope/internal/acphttp"
 	"github.com/acpscope/acpscope/internal/testkit"
 	"github.com/acpscope/acpscope/internal/testkit/netkit"
+	"github.com/acpscope/acpscope/wire"
 	"github.com/gorilla/websocket"
 )
 
@@ -353,5 +354,99 @@ func TestServeNewConnectionHeldForItsOpener(t *testing.T) {
 	netkit.WaitLong(t, "the connection reaped once let go", func() bool { return srv.Agents() == 0 })
 	if !strings.Contains(stderr.String(), "idle for 100ms") {
 		t.Errorf("no idle notice after the opener let go:\n%s", stderr.String())
+	}
+}
+
+// TestServeLetsSilentWebSocketsGo: serve pings its WebSocket clients. One
+// that answers (its library does while it reads) stays however quiet. One
+// that reads nothing is closed with 1001 once three intervals pass
+// without a pong, the close recorded and its agent stopped. A message
+// trickling in over longer than that is alive for its bytes and gets
+// through whole.
+func TestServeLetsSilentWebSocketsGo(t *testing.T) {
+	const interval = time.Second // a loaded machine must not starve a live client's pongs for 3 s
+	wait := acphttp.PeerMissedPings * interval
+	reason := fmt.Sprintf("1001 no answer to pings for %v", wait)
+	closed := func(f *serveFixture) bool {
+		for _, fr := range f.rec.All() {
+			if fr.Env.Headers["ws-close"] == reason {
+				return true
+			}
+		}
+		return false
+	}
+	tests := []struct {
+		name   string
+		client func(t *testing.T, ws *websocket.Conn, f *serveFixture)
+	}{
+		{"answers pings", func(t *testing.T, ws *websocket.Conn, f *serveFixture) {
+			go func() {
+				for {
+					if _, _, err := ws.ReadMessage(); err != nil {
+						return
+					}
+				}
+			}()
+			time.Sleep(2*wait + interval)
+			if err := ws.WriteMessage(websocket.TextMessage, []byte(netkit.Notification(100))); err != nil {
+				t.Fatalf("a client that answers pings was let go: %v", err)
+			}
+			if f.srv.Agents() != 1 || closed(f) {
+				t.Fatalf("a client that answers pings was let go (agents %d):\n%s", f.srv.Agents(), strings.Join(f.rec.Lines(), "\n"))
+			}
+		}},
+		{"reads nothing", func(t *testing.T, ws *websocket.Conn, f *serveFixture) {
+			netkit.WaitLong(t, "the silent client's agent stopped", func() bool { return f.srv.Agents() == 0 })
+			if !closed(f) {
+				t.Fatalf("no %q close recorded:\n%s", reason, strings.Join(f.rec.Lines(), "\n"))
+			}
+			ws.SetPingHandler(func(string) error { return nil }) // the pings it left unanswered are queued before the close
+			if ce := netkit.WSClose(t, ws); ce.Code != websocket.CloseGoingAway {
+				t.Fatalf("close %d %q, want 1001", ce.Code, ce.Text)
+			}
+		}},
+		{"sends slowly", func(t *testing.T, ws *websocket.Conn, f *serveFixture) {
+			const part = 1 << 10
+			msg := netkit.Notification(8 * part)
+			w, err := ws.NextWriter(websocket.TextMessage)
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			for off := 0; off < len(msg); off += part {
+				if _, err := w.Write([]byte(msg[off:min(off+part, len(msg))])); err != nil {
+					t.Fatalf("after %v: %v", time.Since(start), err)
+				}
+				time.Sleep(interval / 2)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatalf("after %v: %v", time.Since(start), err)
+			}
+			netkit.WaitLong(t, "the slow message recorded", func() bool {
+				for _, fr := range f.rec.All() {
+					if fr.Dir == wire.DirClient && fr.Body == msg {
+						return true
+					}
+				}
+				return false
+			})
+			if time.Since(start) < wait {
+				t.Fatalf("the message took %v, under the %v wait: the case proves nothing", time.Since(start), wait)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := startServe(t, netkit.H1, func(o *ServeOptions) { o.KeepAlive = interval })
+			d := websocket.Dialer{WriteBufferSize: 1 << 10}
+			ws, _, err := d.Dial("ws"+strings.TrimPrefix(f.url, "http"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ws.Close()
+			netkit.WaitLong(t, "the agent started", func() bool { return f.srv.Agents() == 1 })
+			tt.client(t, ws, f)
+		})
 	}
 }

@@ -88,8 +88,21 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		sink.closeWith(websocket.CloseNormalClosure, "agent exited")
 	}()
 	defer c.close()
+	read := func() (int, []byte, error) { return acphttp.ReadMessage(ws, s.opts.MaxMessageSize) }
+	if s.opts.KeepAlive > 0 {
+		watch := acphttp.WatchPeer(ws, s.opts.KeepAlive, c.done)
+		read = func() (int, []byte, error) {
+			mt, msg, err := watch.ReadMessage(s.opts.MaxMessageSize)
+			if acphttp.Gone(err) {
+				reason := watch.GoneReason()
+				s.opts.Recorder.Frame(c.num, wire.DirAgent, tap.Now(), nil, 0, acphttp.WSCloseEnv(env(), websocket.CloseGoingAway, reason))
+				sink.closeWith(websocket.CloseGoingAway, reason)
+			}
+			return mt, msg, err
+		}
+	}
 	for {
-		size, more := s.relayWS(c, ws, sink, env)
+		size, more := s.relayWS(c, read, sink, env)
 		acphttp.ReleaseMemory(size)
 		if !more {
 			return
@@ -97,12 +110,12 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// relayWS passes one client message to the agent; it returns the
+// relayWS passes one client message, read by read, to the agent; it returns the
 // message's size and whether to go on. A message over the size limit
 // closes the socket with 1009 and a reason naming the limit and the flag,
 // recorded like any close.
-func (s *Server) relayWS(c *serveConn, ws *websocket.Conn, sink *wsSink, env func() *wire.Envelope) (int, bool) {
-	mt, msg, err := acphttp.ReadMessage(ws, s.opts.MaxMessageSize)
+func (s *Server) relayWS(c *serveConn, read func() (int, []byte, error), sink *wsSink, env func() *wire.Envelope) (int, bool) {
+	mt, msg, err := read()
 	switch {
 	case errors.Is(err, acphttp.ErrTooBig):
 		reason := acphttp.WSTooBigReason(s.opts.MaxMessageSize)

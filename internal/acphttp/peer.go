@@ -1,0 +1,96 @@
+package acphttp
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// PeerWatch finds a WebSocket peer that is gone without a word: a host
+// that vanished (no FIN reaches us) or a client that hung and reads
+// nothing more. TCP keep-alive finds the first after minutes and never
+// the second, and either holds its connection, and on serve its agent,
+// for good. The watch pings every interval; a read waiting for
+// PeerMissedPings intervals with neither a pong nor a byte of a message
+// fails, and the caller lets the connection go.
+//
+// A read that waits is the only one judged: while the caller is busy
+// elsewhere (a slow agent not reading its stdin) nothing counts against
+// the peer, and a huge message arriving slowly stays alive with its bytes.
+type PeerWatch struct {
+	ws   *websocket.Conn
+	wait time.Duration
+}
+
+// PeerMissedPings is how many ping intervals a read waits for a sign of
+// life before the peer counts as gone.
+const PeerMissedPings = 3
+
+// WatchPeer starts pinging ws every interval until done is closed or a
+// ping cannot be sent; ws's reads must then go through the watch's
+// ReadMessage. Control frames may be written beside any other write.
+func WatchPeer(ws *websocket.Conn, interval time.Duration, done <-chan struct{}) *PeerWatch {
+	p := &PeerWatch{ws: ws, wait: PeerMissedPings * interval}
+	ws.SetPongHandler(func(string) error { p.alive(); return nil })
+	go func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(WSControlWait)) != nil {
+					return
+				}
+			}
+		}
+	}()
+	return p
+}
+
+// Wait is how long a read waits for a sign of life.
+func (p *PeerWatch) Wait() time.Duration { return p.wait }
+
+func (p *PeerWatch) alive() { _ = p.ws.SetReadDeadline(time.Now().Add(p.wait)) }
+
+// ReadMessage is acphttp.ReadMessage under the watch. A peer that stayed
+// silent fails it with an error for which Gone reports true.
+func (p *PeerWatch) ReadMessage(limit int64) (int, []byte, error) {
+	p.alive()
+	mt, r, err := p.ws.NextReader()
+	if err != nil {
+		return mt, nil, err
+	}
+	b, err := readUpTo(progress{r, p.alive}, limit)
+	return mt, b, err
+}
+
+// Gone reports whether err is a watched read's timeout.
+func Gone(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// GoneReason is the reason of the close that lets a silent peer go.
+func (p *PeerWatch) GoneReason() string {
+	return fmt.Sprintf("no answer to pings for %v", p.wait)
+}
+
+// progress calls alive whenever a read brings bytes.
+type progress struct {
+	r     io.Reader
+	alive func()
+}
+
+func (p progress) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.alive()
+	}
+	return n, err
+}
