@@ -42,3 +42,9 @@ func releaseRange(view []byte) {
 	}
 	_, _, _ = unix.Syscall(unix.SYS_MADVISE, start, end-start, unix.MADV_DONTNEED)
 }
+
+// uncache drops the file's pages in [off, off+n) from the page cache, if
+// they are written back; the kernel skips pages still dirty or mapped.
+func uncache(f *os.File, off, n int64) {
+	_ = unix.Fadvise(int(f.Fd()), off, n, unix.FADV_DONTNEED)
+}

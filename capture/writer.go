@@ -25,6 +25,9 @@ type Writer struct {
 	opts WriterOptions
 	db   *bolt.DB
 	info os.FileInfo // the file as created, to notice it vanish
+	// pages is the file opened by the committer to drop huge bodies'
+	// pages from the page cache once written (uncacheBig).
+	pages *os.File
 
 	tap     tap
 	stop    chan struct{} // closed by Close: drain and finish
