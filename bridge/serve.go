@@ -83,8 +83,9 @@ type ServeOptions struct {
 // reader (ends at stderr EOF) and the exit watcher (ends when the agent
 // exits or the connection closes), and an idle timer whose function runs
 // briefly when it fires. Each open GET stream is written by its own
-// handler goroutine; a WebSocket connection adds a closer goroutine that
-// ends with the connection. A session stream opened before its session is
+// handler goroutine; a WebSocket connection adds a closer goroutine and,
+// with keep-alives on, a pinger (acphttp.WatchPeer), both ending with the
+// connection. A session stream opened before its session is
 // named holds a wait timer (time.AfterFunc) that ends the stream when
 // nothing names the session in time; naming it, or the connection's
 // teardown, stops the timer. Tearing a connection down closes its streams
