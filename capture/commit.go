@@ -336,6 +336,9 @@ func (w *Writer) uncacheBig(g *group) {
 	size := int64(w.db.Info().PageSize)
 	_ = w.db.View(func(tx *bolt.Tx) error {
 		big := tx.Bucket(bucketBig)
+		if big == nil {
+			return nil
+		}
 		for _, first := range firsts {
 			own := big.Bucket(seqKey(first))
 			if own == nil || own.Root() == 0 {

@@ -53,9 +53,6 @@ func WatchPeer(ws *websocket.Conn, interval time.Duration, done <-chan struct{})
 	return p
 }
 
-// Wait is how long a read waits for a sign of life.
-func (p *PeerWatch) Wait() time.Duration { return p.wait }
-
 func (p *PeerWatch) alive() { _ = p.ws.SetReadDeadline(time.Now().Add(p.wait)) }
 
 // ReadMessage is acphttp.ReadMessage under the watch. A peer that stayed
