@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/acpscope/acpscope/wire"
@@ -47,6 +48,10 @@ type ConnectOptions struct {
 	// Info receives one line saying which HTTP version connect speaks,
 	// and why; nil says nothing.
 	Info func(string)
+	// KeepAlive is the interval of pings on a WebSocket (0 means
+	// DefaultKeepAlive, negative none): a server that answers none for
+	// acphttp.PeerMissedPings intervals is lost.
+	KeepAlive time.Duration
 }
 
 // Connect bridges stdio to the server until Stdin ends (it then ends the

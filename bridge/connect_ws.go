@@ -1,8 +1,11 @@
 package bridge
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -28,6 +31,10 @@ type wsLink struct {
 	env     func(stream string, status int, h http.Header) *wire.Envelope
 	pending *pendingIDs
 
+	// readMessage reads the next message (through acphttp.PeerWatch
+	// unless keep-alives are off).
+	readMessage func() (int, []byte, error)
+
 	writeMu    sync.Mutex  // one message at a time on the socket
 	closing    atomic.Bool // close has begun: the socket's end is expected
 	readerDone chan struct{}
@@ -52,6 +59,17 @@ func (b *connector) dialWS(ctx context.Context) (*wsLink, error) {
 	}
 	b.rec.Frame(connectConn, wire.DirAgent, tap.Now(), nil, 0, env(wire.StreamHTTPControl, resp.StatusCode, resp.Header))
 	w := &wsLink{connector: b, ws: ws, env: env, pending: &pendingIDs{ids: map[string]bool{}}, readerDone: make(chan struct{})}
+	w.readMessage = func() (int, []byte, error) { return ws.ReadMessage() }
+	if every := cmp.Or(b.opts.KeepAlive, DefaultKeepAlive); every > 0 {
+		watch := acphttp.WatchPeer(ws, every, w.readerDone)
+		w.readMessage = func() (int, []byte, error) {
+			mt, msg, err := watch.ReadMessage(math.MaxInt64) // like stdio, no size limit
+			if acphttp.Gone(err) {
+				err = fmt.Errorf("the server sent %s", watch.GoneReason())
+			}
+			return mt, msg, err
+		}
+	}
 	go w.read() // reader: ends when the socket closes
 	return w, nil
 }
@@ -60,7 +78,7 @@ func (b *connector) dialWS(ctx context.Context) (*wsLink, error) {
 func (w *wsLink) read() {
 	defer close(w.readerDone)
 	for {
-		mt, msg, err := w.ws.ReadMessage()
+		mt, msg, err := w.readMessage()
 		if err != nil {
 			if !w.closing.Load() {
 				w.fail(lostf("the WebSocket to %s ended: %v", w.url, err))

@@ -46,6 +46,7 @@ is lost, 2 for usage errors.`,
 			fs.Bool("h2c", false, "speak cleartext HTTP/2 with prior knowledge to an http:// server, without checking first")
 			fs.Bool("http1", false, "speak only HTTP/1.1 (the RFD requires HTTP/2)")
 			fs.Bool("unsafe-insecure", false, "do not verify the server's TLS certificate (UNSAFE)")
+			durationFlag(fs, "keepalive", bridge.DefaultKeepAlive, "ping interval on a WebSocket: a server that answers no ping for three intervals is lost (0 disables)")
 			netCaptureFlags(fs)
 			faultFlags(fs)
 		},
@@ -89,6 +90,9 @@ func runConnect(fs *flag.FlagSet, args []string) (int, error) {
 	opts.H2C, _ = fs.GetBool("h2c")
 	opts.HTTP1, _ = fs.GetBool("http1")
 	opts.UnsafeInsecure, _ = fs.GetBool("unsafe-insecure")
+	if opts.KeepAlive, _ = fs.GetDuration("keepalive"); opts.KeepAlive == 0 {
+		opts.KeepAlive = -1 // the flag's 0 is "none"; the option's 0 is the default
+	}
 	opts.Warn = func(msg string) { fmt.Fprintln(os.Stderr, msg) }
 	opts.Info = opts.Warn
 	if w != nil {

@@ -1,0 +1,87 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acpscope/acpscope/internal/acphttp"
+	"github.com/acpscope/acpscope/internal/testkit/netkit"
+	"github.com/gorilla/websocket"
+)
+
+// TestConnectLetsSilentServerGo: connect pings the WebSocket server it
+// dialed. A server that answers (its library does while it reads) keeps
+// the connection however quiet; one that reads nothing is lost once
+// three intervals pass without a pong, and connect says why.
+func TestConnectLetsSilentServerGo(t *testing.T) {
+	const interval = time.Second // a loaded machine must not starve a live server's pongs for 3 s
+	wait := acphttp.PeerMissedPings * interval
+	tests := []struct {
+		name  string
+		reads bool
+	}{
+		{"server answers pings", true},
+		{"server reads nothing", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			up := websocket.Upgrader{}
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				ws, err := up.Upgrade(w, r, nil)
+				if err != nil {
+					return
+				}
+				defer ws.Close()
+				if tt.reads {
+					for {
+						if _, _, err := ws.ReadMessage(); err != nil {
+							return
+						}
+					}
+				}
+				<-r.Context().Done()
+			}))
+			defer srv.Close()
+			stdinR, stdinW := io.Pipe()
+			done := make(chan error, 1)
+			go func() {
+				done <- Connect(context.Background(), ConnectOptions{URL: "ws" + strings.TrimPrefix(srv.URL, "http"),
+					Stdin: stdinR, Stdout: io.Discard, KeepAlive: interval})
+			}()
+			if !tt.reads {
+				select {
+				case err := <-done:
+					want := fmt.Sprintf("no answer to pings for %v", wait)
+					if !errors.Is(err, ErrConnectionLost) || !strings.Contains(err.Error(), want) {
+						t.Fatalf("got %v, want ErrConnectionLost saying %q", err, want)
+					}
+				case <-time.After(netkit.CondWait):
+					t.Fatalf("connect did not let a silent server go within %v", netkit.CondWait)
+				}
+				return
+			}
+			select {
+			case err := <-done:
+				t.Fatalf("connect gave up on a server that answers pings: %v", err)
+			case <-time.After(2*wait + interval):
+			}
+			stdinW.Close()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("at the end of stdin: %v", err)
+				}
+			case <-time.After(netkit.CondWait):
+				t.Fatal("connect did not end with stdin")
+			}
+		})
+	}
+}
