@@ -19,16 +19,20 @@ import (
 // TestConnectLetsSilentServerGo: connect pings the WebSocket server it
 // dialed. A server that answers (its library does while it reads) keeps
 // the connection however quiet; one that reads nothing is lost once
-// three intervals pass without a pong, and connect says why.
+// three intervals pass without a pong, and connect says why; so is one
+// that keeps sending pongs but takes none of the editor's messages.
 func TestConnectLetsSilentServerGo(t *testing.T) {
 	const interval = time.Second // a loaded machine must not starve a live server's pongs for 3 s
 	wait := acphttp.PeerMissedPings * interval
 	tests := []struct {
 		name  string
 		reads bool
+		pongs bool // unasked, so it looks alive without reading
+		want  string
 	}{
-		{"server answers pings", true},
-		{"server reads nothing", false},
+		{"server answers pings", true, false, ""},
+		{"server reads nothing", false, false, fmt.Sprintf("no answer to pings for %v", wait)},
+		{"server pongs but takes nothing", false, true, "writing to the WebSocket"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -40,6 +44,12 @@ func TestConnectLetsSilentServerGo(t *testing.T) {
 					return
 				}
 				defer ws.Close()
+				for tt.pongs {
+					if ws.WriteControl(websocket.PongMessage, nil, time.Now().Add(time.Second)) != nil {
+						return
+					}
+					time.Sleep(interval / 4)
+				}
 				if tt.reads {
 					for {
 						if _, _, err := ws.ReadMessage(); err != nil {
@@ -56,12 +66,22 @@ func TestConnectLetsSilentServerGo(t *testing.T) {
 				done <- Connect(context.Background(), ConnectOptions{URL: "ws" + strings.TrimPrefix(srv.URL, "http"),
 					Stdin: stdinR, Stdout: io.Discard, KeepAlive: interval})
 			}()
+			if tt.pongs {
+				go func() { // more than the socket's buffers hold, until connect stops taking it
+					line := []byte(`{"jsonrpc":"2.0","method":"x/n","params":{"pad":"` + strings.Repeat("a", 64<<10) + `"}}` + "\n")
+					for {
+						if _, err := stdinW.Write(line); err != nil {
+							return
+						}
+					}
+				}()
+				defer stdinR.Close()
+			}
 			if !tt.reads {
 				select {
 				case err := <-done:
-					want := fmt.Sprintf("no answer to pings for %v", wait)
-					if !errors.Is(err, ErrConnectionLost) || !strings.Contains(err.Error(), want) {
-						t.Fatalf("got %v, want ErrConnectionLost saying %q", err, want)
+					if !errors.Is(err, ErrConnectionLost) || !strings.Contains(err.Error(), tt.want) {
+						t.Fatalf("got %v, want ErrConnectionLost saying %q", err, tt.want)
 					}
 				case <-time.After(netkit.CondWait):
 					t.Fatalf("connect did not let a silent server go within %v", netkit.CondWait)

@@ -34,6 +34,9 @@ type wsLink struct {
 	// readMessage reads the next message (through acphttp.PeerWatch
 	// unless keep-alives are off).
 	readMessage func() (int, []byte, error)
+	// wait is how long the server may take per 64 KiB of a message
+	// (acphttp.WriteDeadline); 0: for ever.
+	wait time.Duration
 
 	writeMu    sync.Mutex  // one message at a time on the socket
 	closing    atomic.Bool // close has begun: the socket's end is expected
@@ -61,6 +64,7 @@ func (b *connector) dialWS(ctx context.Context) (*wsLink, error) {
 	w := &wsLink{connector: b, ws: ws, env: env, pending: &pendingIDs{ids: map[string]bool{}}, readerDone: make(chan struct{})}
 	w.readMessage = func() (int, []byte, error) { return ws.ReadMessage() }
 	if every := cmp.Or(b.opts.KeepAlive, DefaultKeepAlive); every > 0 {
+		w.wait = acphttp.PeerMissedPings * every
 		watch := acphttp.WatchPeer(ws, every, w.readerDone)
 		w.readMessage = func() (int, []byte, error) {
 			mt, msg, err := watch.ReadMessage(math.MaxInt64) // like stdio, no size limit
@@ -106,6 +110,9 @@ func (w *wsLink) send(line []byte) error {
 	defer w.writeMu.Unlock()
 	w.rec.Frame(connectConn, wire.DirClient, tap.Now(), line, 0, w.env(wire.StreamWebSocket, 0, nil))
 	w.pending.sent(line)
+	if w.wait > 0 {
+		_ = w.ws.SetWriteDeadline(acphttp.WriteDeadline(len(line), w.wait))
+	}
 	if err := w.ws.WriteMessage(websocket.TextMessage, line); err != nil {
 		return lostf("writing to the WebSocket: %v", err)
 	}

@@ -1,10 +1,13 @@
 package bridge
 
 import (
+	"bufio"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -449,4 +452,93 @@ func TestServeLetsSilentWebSocketsGo(t *testing.T) {
 			tt.client(t, ws, f)
 		})
 	}
+}
+
+// TestServeLetsNonReadingClientsGo: a client that stops reading while
+// the agent talks fills the socket's buffers, and serve's write would
+// block for good (an attached SSE stream queueing the agent's messages
+// without bound behind it). With keep-alives on, a write that makes no
+// progress for three intervals fails: the SSE stream is free for the
+// next GET, which gets what was queued; a WebSocket client that reads
+// nothing, though it keeps sending pongs, is let go with its agent.
+func TestServeLetsNonReadingClientsGo(t *testing.T) {
+	const interval = time.Second
+	note := `{"jsonrpc":"2.0","method":"x/n","params":{"pad":"` + strings.Repeat("a", 1000) + `"}}`
+	flood := `i=0; while [ $i -lt 20000 ]; do printf '%s\n' '` + note + `'; i=$((i+1)); done; exec cat >/dev/null`
+	t.Run("SSE", func(t *testing.T) {
+		t.Parallel()
+		f := startServe(t, netkit.H1, func(o *ServeOptions) {
+			o.KeepAlive = interval
+			o.Argv = shAgent(`read -r line; printf '%s\n' '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}'; read -r line; ` + flood)
+		})
+		conn := f.initialize(t)
+		u, _ := url.Parse(f.url)
+		raw, err := net.Dial("tcp", u.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer raw.Close()
+		raw.(*net.TCPConn).SetReadBuffer(4 << 10)
+		fmt.Fprintf(raw, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n%s: %s\r\n\r\n", u.Path, u.Host, acphttp.HeaderConnectionID, conn)
+		netkit.WaitLong(t, "the silent GET attached", func() bool {
+			resp := f.do(t, "GET", "", "Accept", "text/event-stream", acphttp.HeaderConnectionID, conn)
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusConflict
+		})
+		if code, text := netkit.PostBody(t, f.c, f.url, `{"jsonrpc":"2.0","method":"x/go"}`, true, acphttp.HeaderConnectionID, conn); code != http.StatusAccepted {
+			t.Fatalf("POST: %d %q", code, text)
+		}
+		var second *http.Response
+		netkit.WaitLong(t, "a second GET taking over from the client that reads nothing", func() bool {
+			resp := f.do(t, "GET", "", "Accept", "text/event-stream", acphttp.HeaderConnectionID, conn)
+			if resp.StatusCode != http.StatusOK {
+				resp.Body.Close()
+				return false
+			}
+			second = resp
+			return true
+		})
+		defer second.Body.Close()
+		sc := bufio.NewScanner(second.Body)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				if data != note {
+					t.Fatalf("first event %.80q, want the agent's notification", data)
+				}
+				return
+			}
+		}
+		t.Fatalf("the second GET ended without an event: %v", sc.Err())
+	})
+	t.Run("WebSocket", func(t *testing.T) {
+		t.Parallel()
+		f := startServe(t, netkit.H1, func(o *ServeOptions) {
+			o.KeepAlive = interval
+			o.Argv = shAgent(`read -r line; ` + flood)
+		})
+		d := websocket.Dialer{ReadBufferSize: 4 << 10}
+		ws, _, err := d.Dial("ws"+strings.TrimPrefix(f.url, "http"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.Close()
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() { // alive to the read side's watch, never reading
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(interval / 4):
+					ws.WriteControl(websocket.PongMessage, nil, time.Now().Add(time.Second))
+				}
+			}
+		}()
+		if err := ws.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","method":"x/go"}`)); err != nil {
+			t.Fatal(err)
+		}
+		netkit.WaitLong(t, "the agent started", func() bool { return f.srv.Agents() == 1 })
+		netkit.WaitLong(t, "the client that reads nothing let go, with its agent", func() bool { return f.srv.Agents() == 0 })
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acpscope/acpscope/internal/acphttp"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -315,6 +316,21 @@ func (sw *sseWriter) settle(s *outStream, done <-chan struct{}) bool {
 	}
 }
 
+// write sends b and flushes it. With keep-alives on, a client that
+// takes PeerMissedPings intervals per 64 KiB to take it is gone
+// (acphttp.WriteDeadline): the write fails and the stream is free for
+// the next GET, where an attached stream would otherwise queue the
+// agent's messages without bound behind a client that reads nothing.
+func (sw *sseWriter) write(b []byte) bool {
+	if sw.keepalive > 0 {
+		_ = sw.rc.SetWriteDeadline(acphttp.WriteDeadline(len(b), acphttp.PeerMissedPings*sw.keepalive))
+	}
+	if _, err := sw.w.Write(b); err != nil {
+		return false
+	}
+	return sw.rc.Flush() == nil
+}
+
 // HeaderEventOrder, on a GET stream's response, says that the events'
 // ids number the messages of all the connection's streams together, in
 // the agent's order, without gaps, so a client reading several streams
@@ -352,10 +368,7 @@ func (sw *sseWriter) run(s *outStream, done <-chan struct{}) {
 			// recorded first. A failed write leaves the message queued for
 			// the next GET, where it is recorded again as sent again.
 			sw.record(msg, id)
-			if _, err := sw.w.Write(buf); err != nil {
-				return
-			}
-			if sw.rc.Flush() != nil {
+			if !sw.write(buf) {
 				return
 			}
 			s.pop()
@@ -364,7 +377,7 @@ func (sw *sseWriter) run(s *outStream, done <-chan struct{}) {
 		case <-s.wake:
 		case <-tick:
 			buf = wire.AppendSSEComment(buf[:0], "keep-alive")
-			if _, err := sw.w.Write(buf); err != nil || sw.rc.Flush() != nil {
+			if !sw.write(buf) {
 				return
 			}
 		case <-done:

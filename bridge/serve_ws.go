@@ -19,6 +19,9 @@ type wsSink struct {
 	ws     *websocket.Conn
 	ready  chan struct{} // closed once ws is set, or the upgrade failed
 	before func(msg []byte)
+	// wait is how long a client may take per 64 KiB of a message
+	// (acphttp.WriteDeadline); 0: for ever.
+	wait time.Duration
 
 	closeOnce sync.Once // one close frame, whoever sends it first
 }
@@ -42,6 +45,9 @@ func (k *wsSink) write(msg []byte) error {
 		return errWSNotOpen
 	}
 	k.before(msg) // recorded first: the client's answer must not precede it
+	if k.wait > 0 {
+		_ = k.ws.SetWriteDeadline(acphttp.WriteDeadline(len(msg), k.wait))
+	}
 	return k.ws.WriteMessage(websocket.TextMessage, msg)
 }
 
@@ -54,6 +60,9 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sink := &wsSink{ready: make(chan struct{})}
+	if s.opts.KeepAlive > 0 {
+		sink.wait = acphttp.PeerMissedPings * s.opts.KeepAlive
+	}
 	c, err := s.startConn(sink.write)
 	if err != nil {
 		s.answer(w, r, 0, http.StatusBadGateway, err.Error())

@@ -78,6 +78,15 @@ func (p *PeerWatch) GoneReason() string {
 	return fmt.Sprintf("no answer to pings for %v", p.wait)
 }
 
+// WriteDeadline is when a write of n bytes to a peer allowed wait of
+// silence must be done: wait for each 64 KiB begun. A client that stopped
+// reading fills the socket's buffers and then blocks the write for good,
+// and behind it whatever feeds the stream; at this pace a slow link is
+// never cut (a 100 MB message may take over a day), a hung peer is.
+func WriteDeadline(n int, wait time.Duration) time.Time {
+	return time.Now().Add(wait * time.Duration(1+n/(64<<10)))
+}
+
 // progress calls alive whenever a read brings bytes.
 type progress struct {
 	r     io.Reader

@@ -46,7 +46,7 @@ is lost, 2 for usage errors.`,
 			fs.Bool("h2c", false, "speak cleartext HTTP/2 with prior knowledge to an http:// server, without checking first")
 			fs.Bool("http1", false, "speak only HTTP/1.1 (the RFD requires HTTP/2)")
 			fs.Bool("unsafe-insecure", false, "do not verify the server's TLS certificate (UNSAFE)")
-			durationFlag(fs, "keepalive", bridge.DefaultKeepAlive, "ping interval on a WebSocket: a server that answers no ping for three intervals is lost (0 disables)")
+			durationFlag(fs, "keepalive", bridge.DefaultKeepAlive, "ping interval on a WebSocket: a server that answers no ping for three intervals, or takes three per 64 KiB sent, is lost (0 disables)")
 			netCaptureFlags(fs)
 			faultFlags(fs)
 		},

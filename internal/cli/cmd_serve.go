@@ -42,7 +42,7 @@ starts: see --allow-host and --allow-origin.`,
 			fs.String("path", "/acp", "the endpoint path")
 			tlsFlags(fs)
 			guardFlags(fs)
-			durationFlag(fs, "keepalive", bridge.DefaultKeepAlive, "keep-alive interval: a comment on quiet SSE streams, a ping on WebSockets, whose client is let go after three intervals without an answer (0 disables)")
+			durationFlag(fs, "keepalive", bridge.DefaultKeepAlive, "keep-alive interval: a comment on quiet SSE streams, a ping on WebSockets; a client silent for three intervals, or taking three per 64 KiB sent, is let go (0 disables)")
 			durationFlag(fs, "grace", agent.DefaultGrace, "when a connection ends, how long its agent gets before SIGTERM, then SIGKILL")
 			serveBoundFlags(fs)
 			netCaptureFlags(fs)
