@@ -43,7 +43,10 @@ func BenchmarkHopsAgainstMinimal(b *testing.B) {
 			line := []byte(`{"jsonrpc":"2.0","id":7,"method":"_bench/ping","params":{"pad":"` + strings.Repeat("x", size) + `"}}` + "\n")
 			b.Run(fmt.Sprintf("%s/request=%dB", k.name, size), func(b *testing.B) {
 				minimal := k.fromURL(netkit.StartServer(b, netkit.H1, k.server(b)).URL + "/acp")
-				serve := k.fromURL(startServe(b, netkit.H1, func(o *ServeOptions) { o.Recorder = captureFor(b) }).url)
+				serve := k.fromURL(startServe(b, netkit.H1, func(o *ServeOptions) {
+					o.Recorder = captureFor(b)
+					o.KeepAlive = DefaultKeepAlive // as users run it: pings, write deadlines
+				}).url)
 				routes := []*roundTripper{
 					k.client(b, minimal),
 					connectURL(b, minimal),
