@@ -31,12 +31,7 @@ type wsLink struct {
 	env     func(stream string, status int, h http.Header) *wire.Envelope
 	pending *pendingIDs
 
-	// readMessage reads the next message (through acphttp.PeerWatch
-	// unless keep-alives are off).
-	readMessage func() (int, []byte, error)
-	// wait is how long the server may take per 64 KiB of a message
-	// (acphttp.WriteDeadline); 0: for ever.
-	wait time.Duration
+	watch *acphttp.PeerWatch // the socket's reads and writes go through it
 
 	writeMu    sync.Mutex  // one message at a time on the socket
 	closing    atomic.Bool // close has begun: the socket's end is expected
@@ -62,18 +57,7 @@ func (b *connector) dialWS(ctx context.Context) (*wsLink, error) {
 	}
 	b.rec.Frame(connectConn, wire.DirAgent, tap.Now(), nil, 0, env(wire.StreamHTTPControl, resp.StatusCode, resp.Header))
 	w := &wsLink{connector: b, ws: ws, env: env, pending: &pendingIDs{ids: map[string]bool{}}, readerDone: make(chan struct{})}
-	w.readMessage = func() (int, []byte, error) { return ws.ReadMessage() }
-	if every := cmp.Or(b.opts.KeepAlive, DefaultKeepAlive); every > 0 {
-		w.wait = acphttp.PeerMissedPings * every
-		watch := acphttp.WatchPeer(ws, every, w.readerDone)
-		w.readMessage = func() (int, []byte, error) {
-			mt, msg, err := watch.ReadMessage(math.MaxInt64) // like stdio, no size limit
-			if acphttp.Gone(err) {
-				err = fmt.Errorf("the server sent %s", watch.GoneReason())
-			}
-			return mt, msg, err
-		}
-	}
+	w.watch = acphttp.WatchPeer(ws, cmp.Or(b.opts.KeepAlive, DefaultKeepAlive), w.readerDone)
 	go w.read() // reader: ends when the socket closes
 	return w, nil
 }
@@ -82,7 +66,10 @@ func (b *connector) dialWS(ctx context.Context) (*wsLink, error) {
 func (w *wsLink) read() {
 	defer close(w.readerDone)
 	for {
-		mt, msg, err := w.readMessage()
+		mt, msg, err := w.watch.ReadMessage(math.MaxInt64) // like stdio, no size limit
+		if acphttp.Gone(err) {
+			err = fmt.Errorf("the server sent %s", w.watch.GoneReason())
+		}
 		if err != nil {
 			if !w.closing.Load() {
 				w.fail(lostf("the WebSocket to %s ended: %v", w.url, err))
@@ -110,10 +97,7 @@ func (w *wsLink) send(line []byte) error {
 	defer w.writeMu.Unlock()
 	w.rec.Frame(connectConn, wire.DirClient, tap.Now(), line, 0, w.env(wire.StreamWebSocket, 0, nil))
 	w.pending.sent(line)
-	if w.wait > 0 {
-		_ = w.ws.SetWriteDeadline(acphttp.WriteDeadline(len(line), w.wait))
-	}
-	if err := w.ws.WriteMessage(websocket.TextMessage, line); err != nil {
+	if err := w.watch.WriteMessage(websocket.TextMessage, line); err != nil {
 		return lostf("writing to the WebSocket: %v", err)
 	}
 	return nil

@@ -323,7 +323,7 @@ func (sw *sseWriter) settle(s *outStream, done <-chan struct{}) bool {
 // agent's messages without bound behind a client that reads nothing.
 func (sw *sseWriter) write(b []byte) bool {
 	if sw.keepalive > 0 {
-		_ = sw.rc.SetWriteDeadline(acphttp.WriteDeadline(len(b), acphttp.PeerMissedPings*sw.keepalive))
+		_ = sw.rc.SetWriteDeadline(acphttp.WriteDeadline(len(b), sw.keepalive))
 	}
 	if _, err := sw.w.Write(b); err != nil {
 		return false

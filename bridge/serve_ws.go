@@ -17,11 +17,9 @@ import (
 type wsSink struct {
 	mu     sync.Mutex
 	ws     *websocket.Conn
-	ready  chan struct{} // closed once ws is set, or the upgrade failed
+	watch  *acphttp.PeerWatch // set with ws: reads and writes go through it
+	ready  chan struct{}      // closed once ws is set, or the upgrade failed
 	before func(msg []byte)
-	// wait is how long a client may take per 64 KiB of a message
-	// (acphttp.WriteDeadline); 0: for ever.
-	wait time.Duration
 
 	closeOnce sync.Once // one close frame, whoever sends it first
 }
@@ -45,10 +43,7 @@ func (k *wsSink) write(msg []byte) error {
 		return errWSNotOpen
 	}
 	k.before(msg) // recorded first: the client's answer must not precede it
-	if k.wait > 0 {
-		_ = k.ws.SetWriteDeadline(acphttp.WriteDeadline(len(msg), k.wait))
-	}
-	return k.ws.WriteMessage(websocket.TextMessage, msg)
+	return k.watch.WriteMessage(websocket.TextMessage, msg)
 }
 
 // serveWS runs a connection over WebSocket: a new agent, the 101 with
@@ -60,9 +55,6 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sink := &wsSink{ready: make(chan struct{})}
-	if s.opts.KeepAlive > 0 {
-		sink.wait = acphttp.PeerMissedPings * s.opts.KeepAlive
-	}
 	c, err := s.startConn(sink.write)
 	if err != nil {
 		s.answer(w, r, 0, http.StatusBadGateway, err.Error())
@@ -88,7 +80,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	e101.ConnectionID = c.id
 	s.opts.Recorder.Frame(c.num, wire.DirAgent, tap.Now(), nil, 0, e101)
 	sink.mu.Lock()
-	sink.ws = ws
+	sink.ws, sink.watch = ws, acphttp.WatchPeer(ws, s.opts.KeepAlive, c.done)
 	sink.mu.Unlock()
 	close(sink.ready)
 
@@ -97,21 +89,8 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		sink.closeWith(websocket.CloseNormalClosure, "agent exited")
 	}()
 	defer c.close()
-	read := func() (int, []byte, error) { return acphttp.ReadMessage(ws, s.opts.MaxMessageSize) }
-	if s.opts.KeepAlive > 0 {
-		watch := acphttp.WatchPeer(ws, s.opts.KeepAlive, c.done)
-		read = func() (int, []byte, error) {
-			mt, msg, err := watch.ReadMessage(s.opts.MaxMessageSize)
-			if acphttp.Gone(err) {
-				reason := watch.GoneReason()
-				s.opts.Recorder.Frame(c.num, wire.DirAgent, tap.Now(), nil, 0, acphttp.WSCloseEnv(env(), websocket.CloseGoingAway, reason))
-				sink.closeWith(websocket.CloseGoingAway, reason)
-			}
-			return mt, msg, err
-		}
-	}
 	for {
-		size, more := s.relayWS(c, read, sink, env)
+		size, more := s.relayWS(c, sink, env)
 		acphttp.ReleaseMemory(size)
 		if !more {
 			return
@@ -119,18 +98,20 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// relayWS passes one client message, read by read, to the agent; it returns the
+// relayWS passes one client message to the agent; it returns the
 // message's size and whether to go on. A message over the size limit
 // closes the socket with 1009 and a reason naming the limit and the flag,
-// recorded like any close.
-func (s *Server) relayWS(c *serveConn, read func() (int, []byte, error), sink *wsSink, env func() *wire.Envelope) (int, bool) {
-	mt, msg, err := read()
+// and a client silent past the watch's wait with 1001; both are recorded
+// like any close.
+func (s *Server) relayWS(c *serveConn, sink *wsSink, env func() *wire.Envelope) (int, bool) {
+	mt, msg, err := sink.watch.ReadMessage(s.opts.MaxMessageSize)
 	switch {
 	case errors.Is(err, acphttp.ErrTooBig):
-		reason := acphttp.WSTooBigReason(s.opts.MaxMessageSize)
-		s.opts.Recorder.Frame(c.num, wire.DirAgent, tap.Now(), nil, 0, acphttp.WSCloseEnv(env(), websocket.CloseMessageTooBig, reason))
-		sink.closeWith(websocket.CloseMessageTooBig, reason)
+		s.closeWS(c, sink, env, websocket.CloseMessageTooBig, acphttp.WSTooBigReason(s.opts.MaxMessageSize))
 		return int(s.opts.MaxMessageSize), false
+	case acphttp.Gone(err):
+		s.closeWS(c, sink, env, websocket.CloseGoingAway, sink.watch.GoneReason())
+		return len(msg), false
 	case err != nil:
 		return len(msg), false
 	case mt == websocket.BinaryMessage:
@@ -139,4 +120,10 @@ func (s *Server) relayWS(c *serveConn, read func() (int, []byte, error), sink *w
 	}
 	s.opts.Recorder.TakeFrame(c.num, wire.DirClient, tap.Now(), msg, 0, env())
 	return len(msg), c.send(msg) == nil
+}
+
+// closeWS records the close serve sends, then sends it.
+func (s *Server) closeWS(c *serveConn, sink *wsSink, env func() *wire.Envelope, code int, reason string) {
+	s.opts.Recorder.Frame(c.num, wire.DirAgent, tap.Now(), nil, 0, acphttp.WSCloseEnv(env(), code, reason))
+	sink.closeWith(code, reason)
 }
