@@ -480,11 +480,9 @@ func TestServeLetsNonReadingClientsGo(t *testing.T) {
 		defer raw.Close()
 		raw.(*net.TCPConn).SetReadBuffer(4 << 10)
 		fmt.Fprintf(raw, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n%s: %s\r\n\r\n", u.Path, u.Host, acphttp.HeaderConnectionID, conn)
-		netkit.WaitLong(t, "the silent GET attached", func() bool {
-			resp := f.do(t, "GET", "", "Accept", "text/event-stream", acphttp.HeaderConnectionID, conn)
-			resp.Body.Close()
-			return resp.StatusCode == http.StatusConflict
-		})
+		if resp, err := http.ReadResponse(bufio.NewReader(raw), nil); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("the silent GET: %v %v", resp, err) // attached once its headers are here
+		}
 		if code, text := netkit.PostBody(t, f.c, f.url, `{"jsonrpc":"2.0","method":"x/go"}`, true, acphttp.HeaderConnectionID, conn); code != http.StatusAccepted {
 			t.Fatalf("POST: %d %q", code, text)
 		}
@@ -541,4 +539,82 @@ func TestServeLetsNonReadingClientsGo(t *testing.T) {
 		netkit.WaitLong(t, "the agent started", func() bool { return f.srv.Agents() == 1 })
 		netkit.WaitLong(t, "the client that reads nothing let go, with its agent", func() bool { return f.srv.Agents() == 0 })
 	})
+}
+
+// TestServeHoldsTheAgentBehindASlowReader checks that a client reading
+// its stream slowly holds the agent back, as a slow editor holds back a
+// stdio agent through the pipe, rather than serve queuing the agent's
+// output without bound; and that every message still arrives, in order.
+// The client reads nothing until the agent has stopped writing, then
+// everything.
+func TestServeHoldsTheAgentBehindASlowReader(t *testing.T) {
+	t.Parallel()
+	const n, limit = 2000, 1 << 20 // 2000 messages of 16 KiB: 32 MiB
+	progress := filepath.Join(t.TempDir(), "progress")
+	flood := `i=0; while [ $i -lt ` + strconv.Itoa(n) + ` ]; do ` +
+		`printf '{"jsonrpc":"2.0","method":"x/n","params":{"i":%d,"pad":"%s"}}\n' $i "$pad"; ` +
+		`i=$((i+1)); echo $i > '` + progress + `'; done; exec cat >/dev/null`
+	f := startServe(t, netkit.H1, func(o *ServeOptions) {
+		o.StreamBuffer = limit
+		o.Argv = shAgent(`pad=$(printf '%16384s' '' | tr ' ' a); read -r line; ` +
+			`printf '%s\n' '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}'; read -r line; ` + flood)
+	})
+	conn := f.initialize(t)
+	u, _ := url.Parse(f.url)
+	raw, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	raw.(*net.TCPConn).SetReadBuffer(64 << 10) // no autotuning: the kernel holds little
+	fmt.Fprintf(raw, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n%s: %s\r\n\r\n", u.Path, u.Host, acphttp.HeaderConnectionID, conn)
+	// The body is never closed: that would drain an endless stream;
+	// raw.Close ends it.
+	resp, err := http.ReadResponse(bufio.NewReader(raw), nil)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET: %v %v", resp, err)
+	}
+	if code, text := netkit.PostBody(t, f.c, f.url, `{"jsonrpc":"2.0","method":"x/go"}`, true, acphttp.HeaderConnectionID, conn); code != http.StatusAccepted {
+		t.Fatalf("POST: %d %q", code, text)
+	}
+
+	written := func() int {
+		b, _ := os.ReadFile(progress)
+		v, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		return v
+	}
+	last, still := -1, 0
+	netkit.WaitLong(t, "the agent stopped writing", func() bool {
+		time.Sleep(100 * time.Millisecond)
+		if w := written(); w != last || w == 0 {
+			last, still = w, 0
+			return false
+		}
+		still++
+		return still >= 20 || last == n // two seconds unchanged, or done
+	})
+	// Held: 1 MiB queued, the socket's buffers (a few MiB) and the pipe.
+	t.Logf("the agent wrote %d of %d messages before the client read", last, n)
+	if last > n/2 {
+		t.Fatalf("the agent wrote %d of %d messages of 16 KiB while the client read nothing: serve queued them", last, n)
+	}
+
+	var d wire.SSEDecoder
+	got, buf := 0, make([]byte, 64<<10)
+	for got < n {
+		k, err := resp.Body.Read(buf)
+		d.Push(buf[:k], func(e *wire.SSEEvent) {
+			if e.Comment {
+				return
+			}
+			want := fmt.Sprintf(`{"jsonrpc":"2.0","method":"x/n","params":{"i":%d,"pad":"`, got)
+			if !strings.HasPrefix(string(e.Data), want) || len(e.Data) < 16<<10 {
+				t.Fatalf("event %d: %.80q (%d bytes), want message %d", got, e.Data, len(e.Data), got)
+			}
+			got++
+		})
+		if err != nil {
+			t.Fatalf("the stream ended after %d of %d messages: %v", got, n, err)
+		}
+	}
 }

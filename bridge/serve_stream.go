@@ -10,8 +10,12 @@ import (
 	"github.com/acpscope/acpscope/wire"
 )
 
-// DefaultStreamBuffer bounds the bytes held for a stream no client has
-// opened yet (a session's updates sent before its GET arrives).
+// DefaultStreamBuffer bounds the bytes a stream holds. Before a client
+// opens it (a session's updates sent before its GET arrives), messages
+// beyond it are dropped and said. While a client reads it, the agent's
+// next message waits until the client has taken enough, as a slow
+// editor holds back a stdio agent through the pipe; a single message
+// larger than the bound still goes, alone.
 const DefaultStreamBuffer = 64 << 20
 
 // outStream is one server→client SSE stream of serve: the connection's
@@ -28,6 +32,9 @@ type outStream struct {
 	closed   bool
 	wake     chan struct{} // capacity 1: "the queue changed"
 	ended    chan struct{} // closed by close
+	// room is signalled when a push waiting for the attached client to
+	// catch up may go on: the queue shrank, or the client left.
+	room *sync.Cond
 }
 
 // queued is one agent message and its place in the agent's output, or,
@@ -56,6 +63,7 @@ func newOutStream(limit int, gate *orderGate) *outStream {
 		limit = DefaultStreamBuffer
 	}
 	st := &outStream{gate: gate, limit: limit, wake: make(chan struct{}, 1), ended: make(chan struct{})}
+	st.room = sync.NewCond(&st.mu)
 	gate.add(st)
 	return st
 }
@@ -74,7 +82,8 @@ const (
 )
 
 // push queues a copy of msg unless the stream is closed or, with no
-// client attached, its buffer is full.
+// client attached, its buffer is full. With a client attached and the
+// buffer full, it waits for the client to take enough of it.
 func (s *outStream) push(seq uint64, msg []byte) pushResult {
 	return s.pushItem(queued{seq: seq, msg: msg})
 }
@@ -84,6 +93,9 @@ func (s *outStream) pushItem(q queued) pushResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	msg := q.msg
+	for s.attached && !s.closed && s.over(len(msg)) {
+		s.room.Wait()
+	}
 	if s.closed {
 		return pushClosed
 	}
@@ -98,6 +110,12 @@ func (s *outStream) pushItem(q queued) pushResult {
 	default:
 	}
 	return pushQueued
+}
+
+// over reports whether n more bytes would take a non-empty queue past
+// the limit; an empty queue takes any message, however large.
+func (s *outStream) over(n int) bool {
+	return s.queued > 0 && s.queued+n > s.limit
 }
 
 // attach claims the stream for one GET; a second concurrent GET is
@@ -120,6 +138,7 @@ func (s *outStream) detach() {
 	s.mu.Lock()
 	s.attached = false
 	ending := s.ending
+	s.room.Broadcast() // a waiting push now drops or queues, as for any unopened stream
 	s.mu.Unlock()
 	if ending {
 		s.close() // nobody will write up to the end now
@@ -176,6 +195,7 @@ func (s *outStream) pop() {
 	s.queued -= len(s.queue[0].msg)
 	s.queue[0] = queued{}
 	s.queue = s.queue[1:]
+	s.room.Broadcast()
 	s.mu.Unlock()
 	s.gate.wrote(s)
 }
@@ -188,6 +208,7 @@ func (s *outStream) close() {
 		s.closed = true
 		close(s.ended)
 	}
+	s.room.Broadcast()
 	s.mu.Unlock()
 	s.gate.remove(s)
 }
@@ -319,8 +340,8 @@ func (sw *sseWriter) settle(s *outStream, done <-chan struct{}) bool {
 // write sends b and flushes it. With keep-alives on, a client that
 // takes PeerMissedPings intervals per 64 KiB to take it is gone
 // (acphttp.WriteDeadline): the write fails and the stream is free for
-// the next GET, where an attached stream would otherwise queue the
-// agent's messages without bound behind a client that reads nothing.
+// the next GET, where the agent would otherwise wait for good behind a
+// client that reads nothing (see DefaultStreamBuffer).
 func (sw *sseWriter) write(b []byte) bool {
 	if sw.keepalive > 0 {
 		_ = sw.rc.SetWriteDeadline(acphttp.WriteDeadline(len(b), sw.keepalive))

@@ -373,12 +373,43 @@ func TestOutStreamBound(t *testing.T) {
 	if ok, _ := st.attach(); !ok {
 		t.Fatal("attach refused")
 	}
-	if st.push(3, []byte("x")) != pushQueued {
-		t.Fatal("an open stream must take every message")
+	// Beyond the bound of an open stream, a push waits for the client.
+	pushed := make(chan pushResult, 1)
+	go func() { pushed <- st.push(3, []byte("x")) }() // ends when the stream has room
+	select {
+	case got := <-pushed:
+		t.Fatalf("a push beyond the bound of an open stream returned %d before the client took anything", got)
+	case <-time.After(200 * time.Millisecond):
 	}
+	st.pop()
+	if got := <-pushed; got != pushQueued {
+		t.Fatalf("the waiting push, once the client took a message: %d, want pushQueued", got)
+	}
+	// The client leaves: a waiting push drops, as for any unopened stream.
+	go func() { pushed <- st.push(4, []byte("yyyyy")) }() // ends at detach
+	st.detach()
+	if got := <-pushed; got != pushFull {
+		t.Fatalf("the waiting push, once the client left: %d, want pushFull", got)
+	}
+	st.attach()
+	go func() { pushed <- st.push(4, []byte("yyyyy")) }() // ends at close
 	st.close()
-	if got := st.push(4, []byte("y")); got != pushClosed {
+	if got := <-pushed; got != pushClosed {
+		t.Fatalf("the waiting push, once the stream closed: %d, want pushClosed", got)
+	}
+	if got := st.push(5, []byte("y")); got != pushClosed {
 		t.Fatalf("a push to a closed stream: %d, want pushClosed", got)
+	}
+}
+
+// TestOutStreamTakesOneHugeMessage checks that a message larger than the
+// bound goes when the open stream's queue is empty: the bound limits
+// what waits, never a message's size.
+func TestOutStreamTakesOneHugeMessage(t *testing.T) {
+	st := newOutStream(10, newOrderGate())
+	st.attach()
+	if got := st.push(1, make([]byte, 100)); got != pushQueued {
+		t.Fatalf("a 100-byte message on an empty open stream bounded at 10: %d, want pushQueued", got)
 	}
 }
 
