@@ -84,7 +84,7 @@ func (s *Server) startConn(ws func([]byte) error) (*serveConn, error) {
 	gate := newOrderGate()
 	c := &serveConn{
 		id: newConnID(), num: s.nums.Fresh(), srv: s, agent: a, gate: gate,
-		conn: newOutStream(s.opts.StreamBuffer, gate), sessions: map[string]*outStream{},
+		conn: newOutStream("", s.opts.StreamBuffer, gate), sessions: map[string]*outStream{},
 		routes: map[string]string{}, agentReqs: map[string]string{},
 		loads: map[string]string{}, awaited: map[string]*awaitedSession{},
 		toWS: ws, done: make(chan struct{}), readDone: make(chan struct{}),
@@ -189,7 +189,7 @@ func (c *serveConn) sessionLocked(id string) *outStream {
 	}
 	st := c.sessions[id]
 	if st == nil {
-		st = newOutStream(c.srv.opts.StreamBuffer, c.gate)
+		st = newOutStream(id, c.srv.opts.StreamBuffer, c.gate)
 		c.sessions[id] = st
 	}
 	return st
@@ -273,11 +273,28 @@ func (c *serveConn) routeNow(msg []byte) {
 	}
 	c.mu.Unlock()
 	if st.pushItem(queued{seq: seq, msg: msg, settle: settle}) == pushFull {
-		c.srv.warn(fmt.Sprintf("connection %s: a stream nobody opened holds more than %d bytes; dropped a %d-byte agent message", c.id, st.limit, len(msg)))
+		c.dropped(st, msg)
 	}
 	if failed != nil {
 		failed.finish(seq + 1)
 	}
+}
+
+// dropped records and says that msg was dropped because its stream,
+// which no client has opened, already holds its bound. The capture keeps
+// the message marked as never delivered, so whoever reads it later sees
+// the loss, not only whoever watched stderr.
+func (c *serveConn) dropped(st *outStream, msg []byte) {
+	env := &wire.Envelope{Stream: wire.StreamConnection, ConnectionID: c.id}
+	what := "the connection's stream"
+	if st.session != "" {
+		env.Stream, env.SessionID = wire.StreamSession, st.session
+		what = "session " + st.session + "'s stream"
+	}
+	note := fmt.Sprintf("no client had opened %s, which already held %d bytes", what, st.limit)
+	c.srv.warn(fmt.Sprintf("connection %s: dropped a %d-byte agent message (recorded): %s", c.id, len(msg), note))
+	c.srv.opts.Recorder.Altered(c.num, wire.DirAgent, tap.Now(), msg, env, &acp.Fault{
+		Action: acp.ActionDrop, Stage: acp.StageDropped, By: acp.ByServe, Note: note})
 }
 
 // nextEventID numbers SSE events across the connection's streams; the

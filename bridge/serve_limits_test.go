@@ -22,6 +22,7 @@ import (
 	"github.com/acpscope/acpscope/internal/acphttp"
 	"github.com/acpscope/acpscope/internal/testkit"
 	"github.com/acpscope/acpscope/internal/testkit/netkit"
+	acp "github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gorilla/websocket"
 )
@@ -615,6 +616,62 @@ func TestServeHoldsTheAgentBehindASlowReader(t *testing.T) {
 		})
 		if err != nil {
 			t.Fatalf("the stream ended after %d of %d messages: %v", got, n, err)
+		}
+	}
+}
+
+// TestServeRecordsWhatNoStreamCouldHold: messages for a stream no client
+// has opened, past its bound, are dropped; each is recorded as dropped
+// by serve, so the capture shows the loss, and stderr says so. A GET
+// then gets what was held, in order.
+func TestServeRecordsWhatNoStreamCouldHold(t *testing.T) {
+	t.Parallel()
+	note := func(i int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","method":"x/n","params":{"i":%d,"pad":"%s"}}`, i, strings.Repeat("a", 1000))
+	}
+	var notes strings.Builder
+	for i := range 8 {
+		notes.WriteString(note(i) + "\n")
+	}
+	var stderr testkit.Buffer
+	f := startServe(t, netkit.H1, func(o *ServeOptions) {
+		o.StreamBuffer = 3 * len(note(0)) // three notes fit
+		o.Stderr = &stderr
+		o.Argv = shAgent(`read -r line; printf '%s\n' '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}'; read -r line; printf '%s' '` +
+			notes.String() + `'; exec cat >/dev/null`)
+	})
+	conn := f.initialize2(t)
+	if code, text := netkit.PostBody(t, f.c, f.url, `{"jsonrpc":"2.0","method":"x/go"}`, true, acphttp.HeaderConnectionID, conn); code != http.StatusAccepted {
+		t.Fatalf("POST: %d %q", code, text)
+	}
+	var dropped []netkit.Frame
+	netkit.WaitLong(t, "five notes dropped and recorded", func() bool {
+		dropped = dropped[:0]
+		for _, fr := range f.rec.All() {
+			if fr.Fault != nil {
+				dropped = append(dropped, fr)
+			}
+		}
+		return len(dropped) >= 5
+	})
+	for i, fr := range dropped {
+		fl := fr.Fault
+		if fr.Body != note(3+i) || fr.Dir != wire.DirAgent || fl.Stage != acp.StageDropped || fl.By != acp.ByServe ||
+			fr.Env.Stream != wire.StreamConnection || fr.Env.ConnectionID != conn || !strings.Contains(fl.Note, "no client had opened") {
+			t.Errorf("dropped record %d: %.60q %v %+v %+v, want note %d dropped by serve on the connection stream", i, fr.Body, fr.Dir, fl, fr.Env, 3+i)
+		}
+	}
+	if len(dropped) != 5 {
+		t.Errorf("%d records dropped, want 5", len(dropped))
+	}
+	said := fmt.Sprintf("dropped a %d-byte agent message (recorded): no client had opened the connection's stream", len(note(0)))
+	if got := stderr.String(); strings.Count(got, said) != 5 {
+		t.Errorf("stderr, want %q five times:\n%s", said, got)
+	}
+	events := f.openEvents(t, conn, "")
+	for i := range 3 {
+		if e := nextEvent(t, events); e.data != note(i) {
+			t.Fatalf("event %d: %.60q, want note %d", i, e.data, i)
 		}
 	}
 }

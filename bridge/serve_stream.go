@@ -22,6 +22,7 @@ const DefaultStreamBuffer = 64 << 20
 // or a session's. Messages queue here until a GET is attached, and while
 // it is; the GET handler writes them out one event each.
 type outStream struct {
+	session  string // the session's id; "" for the connection's stream
 	gate     *orderGate
 	mu       sync.Mutex
 	queue    []queued
@@ -58,11 +59,11 @@ type queued struct {
 // pause gives its reader time; loads are rare, so it costs little.
 const answerSettle = 50 * time.Millisecond
 
-func newOutStream(limit int, gate *orderGate) *outStream {
+func newOutStream(session string, limit int, gate *orderGate) *outStream {
 	if limit <= 0 {
 		limit = DefaultStreamBuffer
 	}
-	st := &outStream{gate: gate, limit: limit, wake: make(chan struct{}, 1), ended: make(chan struct{})}
+	st := &outStream{session: session, gate: gate, limit: limit, wake: make(chan struct{}, 1), ended: make(chan struct{})}
 	st.room = sync.NewCond(&st.mu)
 	gate.add(st)
 	return st
@@ -77,7 +78,7 @@ const (
 	// will read it again; dropping the message is no loss to anyone.
 	pushClosed
 	// pushFull: nobody has opened the stream and its buffer is full; the
-	// message is lost and the caller says so.
+	// message is lost and the caller records and says so.
 	pushFull
 )
 

@@ -363,7 +363,7 @@ func TestServeStderr(t *testing.T) {
 }
 
 func TestOutStreamBound(t *testing.T) {
-	st := newOutStream(10, newOrderGate())
+	st := newOutStream("", 10, newOrderGate())
 	if st.push(1, []byte("12345")) != pushQueued || st.push(2, []byte("67890")) != pushQueued {
 		t.Fatal("pushes within the bound refused")
 	}
@@ -406,7 +406,7 @@ func TestOutStreamBound(t *testing.T) {
 // bound goes when the open stream's queue is empty: the bound limits
 // what waits, never a message's size.
 func TestOutStreamTakesOneHugeMessage(t *testing.T) {
-	st := newOutStream(10, newOrderGate())
+	st := newOutStream("", 10, newOrderGate())
 	st.attach()
 	if got := st.push(1, make([]byte, 100)); got != pushQueued {
 		t.Fatalf("a 100-byte message on an empty open stream bounded at 10: %d, want pushQueued", got)

@@ -23,8 +23,9 @@ type Fault struct {
 	Stage string `json:"stage"`
 	// Rule names the plan's rule, "" when done by hand (By).
 	Rule string `json:"rule,omitempty"`
-	// By is who did it: "plan", "intercept" (held in the inspector) or
-	// "send" (injected by hand).
+	// By is who did it: "plan", "intercept" (held in the inspector),
+	// "send" (injected by hand) or "serve" (a bound of acpscope serve's,
+	// which no run opts into; ID 0).
 	By string `json:"by"`
 	// Arrived is when the message reached acpscope (unix ns); the record's
 	// own time is when it was forwarded, or when it was given up.
@@ -71,6 +72,9 @@ const (
 	ByPlan      = "plan"
 	ByIntercept = "intercept"
 	BySend      = "send"
+	// ByServe: serve dropped an agent message for a stream no client
+	// had opened, past the stream's bound.
+	ByServe = "serve"
 )
 
 // Delivered reports whether the record's bytes reached the other side.
@@ -98,7 +102,10 @@ func (f *Fault) String() string {
 	case f.By != "":
 		b.WriteString(" by " + f.By)
 	}
-	b.WriteString(", #" + strconv.FormatUint(f.ID, 10) + ")")
+	if f.ID != 0 { // alterations a run opted into are numbered
+		b.WriteString(", #" + strconv.FormatUint(f.ID, 10))
+	}
+	b.WriteString(")")
 	if f.Note != "" {
 		b.WriteString(": " + f.Note)
 	}
