@@ -473,17 +473,7 @@ func TestServeLetsNonReadingClientsGo(t *testing.T) {
 			o.Argv = shAgent(`read -r line; printf '%s\n' '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}'; read -r line; ` + flood)
 		})
 		conn := f.initialize(t)
-		u, _ := url.Parse(f.url)
-		raw, err := net.Dial("tcp", u.Host)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer raw.Close()
-		raw.(*net.TCPConn).SetReadBuffer(4 << 10)
-		fmt.Fprintf(raw, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n%s: %s\r\n\r\n", u.Path, u.Host, acphttp.HeaderConnectionID, conn)
-		if resp, err := http.ReadResponse(bufio.NewReader(raw), nil); err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("the silent GET: %v %v", resp, err) // attached once its headers are here
-		}
+		f.rawStream(t, conn, 4<<10)
 		if code, text := netkit.PostBody(t, f.c, f.url, `{"jsonrpc":"2.0","method":"x/go"}`, true, acphttp.HeaderConnectionID, conn); code != http.StatusAccepted {
 			t.Fatalf("POST: %d %q", code, text)
 		}
@@ -542,6 +532,29 @@ func TestServeLetsNonReadingClientsGo(t *testing.T) {
 	})
 }
 
+// rawStream opens conn's stream over a TCP connection of its own whose
+// receive buffer is readBuf bytes (fixed, so the kernel holds little of
+// what the client does not read), and returns the response once its
+// headers are here: the stream is attached then. The body is never to
+// be closed, which would drain an endless stream; the test's end closes
+// the connection.
+func (f *serveFixture) rawStream(t *testing.T, conn string, readBuf int) *http.Response {
+	t.Helper()
+	u, _ := url.Parse(f.url)
+	raw, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	raw.(*net.TCPConn).SetReadBuffer(readBuf)
+	fmt.Fprintf(raw, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n%s: %s\r\n\r\n", u.Path, u.Host, acphttp.HeaderConnectionID, conn)
+	resp, err := http.ReadResponse(bufio.NewReader(raw), nil)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream %s: %v %v", conn, resp, err)
+	}
+	return resp
+}
+
 // TestServeHoldsTheAgentBehindASlowReader checks that a client reading
 // its stream slowly holds the agent back, as a slow editor holds back a
 // stdio agent through the pipe, rather than serve queuing the agent's
@@ -561,20 +574,7 @@ func TestServeHoldsTheAgentBehindASlowReader(t *testing.T) {
 			`printf '%s\n' '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}'; read -r line; ` + flood)
 	})
 	conn := f.initialize(t)
-	u, _ := url.Parse(f.url)
-	raw, err := net.Dial("tcp", u.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	raw.(*net.TCPConn).SetReadBuffer(64 << 10) // no autotuning: the kernel holds little
-	fmt.Fprintf(raw, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n%s: %s\r\n\r\n", u.Path, u.Host, acphttp.HeaderConnectionID, conn)
-	// The body is never closed: that would drain an endless stream;
-	// raw.Close ends it.
-	resp, err := http.ReadResponse(bufio.NewReader(raw), nil)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET: %v %v", resp, err)
-	}
+	resp := f.rawStream(t, conn, 64<<10)
 	if code, text := netkit.PostBody(t, f.c, f.url, `{"jsonrpc":"2.0","method":"x/go"}`, true, acphttp.HeaderConnectionID, conn); code != http.StatusAccepted {
 		t.Fatalf("POST: %d %q", code, text)
 	}
