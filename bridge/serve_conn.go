@@ -13,6 +13,7 @@ import (
 
 	"github.com/acpscope/acpscope/agent"
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/human"
 	"github.com/acpscope/acpscope/internal/tap"
 	acp "github.com/acpscope/acpscope/protocol" // the test files declare a type named protocol
 	"github.com/acpscope/acpscope/wire"
@@ -291,8 +292,8 @@ func (c *serveConn) dropped(st *outStream, msg []byte) {
 		env.Stream, env.SessionID = wire.StreamSession, st.session
 		what = "session " + st.session + "'s stream"
 	}
-	note := fmt.Sprintf("no client had opened %s, which already held %d bytes", what, st.limit)
-	c.srv.warn(fmt.Sprintf("connection %s: dropped a %d-byte agent message (recorded): %s", c.id, len(msg), note))
+	note := fmt.Sprintf("no client had opened %s, which already held %s", what, human.Size(int64(st.limit)))
+	c.srv.warn(fmt.Sprintf("connection %s: dropped a %s agent message (recorded): %s", c.id, human.Size(int64(len(msg))), note))
 	c.srv.opts.Recorder.Altered(c.num, wire.DirAgent, tap.Now(), msg, env, &acp.Fault{
 		Action: acp.ActionDrop, Stage: acp.StageDropped, By: acp.ByServe, Note: note})
 }

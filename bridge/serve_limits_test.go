@@ -20,6 +20,7 @@ import (
 
 	"github.com/acpscope/acpscope/agent"
 	"github.com/acpscope/acpscope/internal/acphttp"
+	"github.com/acpscope/acpscope/internal/human"
 	"github.com/acpscope/acpscope/internal/testkit"
 	"github.com/acpscope/acpscope/internal/testkit/netkit"
 	acp "github.com/acpscope/acpscope/protocol"
@@ -260,7 +261,7 @@ func TestServeNoWarningAfterDelete(t *testing.T) {
 	// The agent has exited and its stdout reader has routed the late
 	// reply once the slot is free.
 	netkit.WaitLong(t, "the agent gone and its output drained", func() bool { return f.srv.Agents() == 0 })
-	if got := stderr.String(); strings.Contains(got, "nobody opened") {
+	if got := stderr.String(); strings.Contains(got, "no client had opened") {
 		t.Errorf("a false warning for a reply after DELETE:\n%s", got)
 	}
 }
@@ -664,7 +665,7 @@ func TestServeRecordsWhatNoStreamCouldHold(t *testing.T) {
 	if len(dropped) != 5 {
 		t.Errorf("%d records dropped, want 5", len(dropped))
 	}
-	said := fmt.Sprintf("dropped a %d-byte agent message (recorded): no client had opened the connection's stream", len(note(0)))
+	said := fmt.Sprintf("dropped a %s agent message (recorded): no client had opened the connection's stream", human.Size(int64(len(note(0)))))
 	if got := stderr.String(); strings.Count(got, said) != 5 {
 		t.Errorf("stderr, want %q five times:\n%s", said, got)
 	}

@@ -158,7 +158,7 @@ var rules = []Rule{
 	{"acp/enum-value", Warning, "enum value outside its list: v1 enums are closed; in v2 custom values start with _ and other values are reserved for ACP", refV2Enum},
 	{"acp/v2-turn-end", Warning, "v2 prompt accepted but its turn never ended with state_update idle by the end of a finished capture", refV2Prompt},
 
-	{"acpscope/altered", Info, "acpscope altered traffic in this capture (fault plan, hold, send); findings judge what each side received and name the alterations behind them", refFaults},
+	{"acpscope/altered", Info, "acpscope altered traffic in this capture (fault plan, hold, send, serve's stream bound); findings judge what each side received and name the alterations behind them", refFaults},
 
 	{"chain/wrapper-shape", Error, "proxy-chain successor wrapper whose params are not {method, params?}", refChain},
 	{"chain/wrapper-kind", Error, "_proxy/successor/request sent without an id, or _proxy/successor/notification with one", refChain},
