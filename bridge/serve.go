@@ -49,8 +49,8 @@ type ServeOptions struct {
 	// and of pings on WebSockets; 0 means DefaultKeepAlive, negative
 	// disables both.
 	KeepAlive time.Duration
-	// StreamBuffer bounds what a stream holds before a client opens it
-	// (default DefaultStreamBuffer).
+	// StreamBuffer bounds the bytes a stream holds, whether or not a
+	// client has it open (default and behaviour: DefaultStreamBuffer).
 	StreamBuffer int
 	// SessionWait is how long a GET for a session nothing has named yet
 	// waits for a session/load, session/resume or session/new to name it
