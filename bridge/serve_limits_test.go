@@ -458,8 +458,8 @@ func TestServeLetsSilentWebSocketsGo(t *testing.T) {
 
 // TestServeLetsNonReadingClientsGo: a client that stops reading while
 // the agent talks fills the socket's buffers, and serve's write would
-// block for good (an attached SSE stream queueing the agent's messages
-// without bound behind it). With keep-alives on, a write that makes no
+// block for good, and the agent behind it once its stream is full. With
+// keep-alives on, a write that makes no
 // progress for three intervals fails: the SSE stream is free for the
 // next GET, which gets what was queued; a WebSocket client that reads
 // nothing, though it keeps sending pongs, is let go with its agent.

@@ -373,30 +373,40 @@ func TestOutStreamBound(t *testing.T) {
 	if ok, _ := st.attach(); !ok {
 		t.Fatal("attach refused")
 	}
-	// Beyond the bound of an open stream, a push waits for the client.
+	// Beyond the bound of an open stream, a push waits for the client,
+	// and ends when the client takes a message, leaves, or the stream
+	// closes.
 	pushed := make(chan pushResult, 1)
-	go func() { pushed <- st.push(3, []byte("x")) }() // ends when the stream has room
-	select {
-	case got := <-pushed:
-		t.Fatalf("a push beyond the bound of an open stream returned %d before the client took anything", got)
-	case <-time.After(200 * time.Millisecond):
+	waiting := func(seq uint64, msg string) {
+		t.Helper()
+		go func() { pushed <- st.push(seq, []byte(msg)) }() // ends when the stream has room, or at detach or close
+		select {
+		case got := <-pushed:
+			t.Fatalf("a push beyond the bound of an open stream returned %d before anything made room", got)
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
+	ended := func(what string, want pushResult) {
+		t.Helper()
+		select {
+		case got := <-pushed:
+			if got != want {
+				t.Fatalf("the waiting push, once %s: %d, want %d", what, got, want)
+			}
+		case <-time.After(netkit.CondWait):
+			t.Fatalf("the waiting push did not end once %s", what)
+		}
+	}
+	waiting(3, "x")
 	st.pop()
-	if got := <-pushed; got != pushQueued {
-		t.Fatalf("the waiting push, once the client took a message: %d, want pushQueued", got)
-	}
-	// The client leaves: a waiting push drops, as for any unopened stream.
-	go func() { pushed <- st.push(4, []byte("yyyyy")) }() // ends at detach
+	ended("the client took a message", pushQueued)
+	waiting(4, "yyyyy")
 	st.detach()
-	if got := <-pushed; got != pushFull {
-		t.Fatalf("the waiting push, once the client left: %d, want pushFull", got)
-	}
+	ended("the client left", pushFull) // as for any unopened stream
 	st.attach()
-	go func() { pushed <- st.push(4, []byte("yyyyy")) }() // ends at close
+	waiting(4, "yyyyy")
 	st.close()
-	if got := <-pushed; got != pushClosed {
-		t.Fatalf("the waiting push, once the stream closed: %d, want pushClosed", got)
-	}
+	ended("the stream closed", pushClosed)
 	if got := st.push(5, []byte("y")); got != pushClosed {
 		t.Fatalf("a push to a closed stream: %d, want pushClosed", got)
 	}
