@@ -49,8 +49,9 @@ type ServeOptions struct {
 	// and of pings on WebSockets; 0 means DefaultKeepAlive, negative
 	// disables both.
 	KeepAlive time.Duration
-	// StreamBuffer bounds the bytes a stream holds, whether or not a
-	// client has it open (default and behaviour: DefaultStreamBuffer).
+	// StreamBuffer bounds the bytes a connection's streams hold together,
+	// whether or not a client has them open (default and behaviour:
+	// DefaultStreamBuffer).
 	StreamBuffer int
 	// SessionWait is how long a GET for a session nothing has named yet
 	// waits for a session/load, session/resume or session/new to name it

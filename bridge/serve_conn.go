@@ -37,7 +37,8 @@ type serveConn struct {
 
 	mu        sync.Mutex
 	gate      *orderGate
-	seq       uint64 // numbers agent messages in stdout order
+	budget    *streamBudget // what the connection's streams may hold together
+	seq       uint64        // numbers agent messages in stdout order
 	eventID   atomic.Uint64
 	conn      *outStream
 	sessions  map[string]*outStream
@@ -82,10 +83,10 @@ func (s *Server) startConn(ws func([]byte) error) (*serveConn, error) {
 		s.warn(err.Error())
 		return nil, err
 	}
-	gate := newOrderGate()
+	gate, budget := newOrderGate(), newStreamBudget(s.opts.StreamBuffer)
 	c := &serveConn{
-		id: newConnID(), num: s.nums.Fresh(), srv: s, agent: a, gate: gate,
-		conn: newOutStream("", s.opts.StreamBuffer, gate), sessions: map[string]*outStream{},
+		id: newConnID(), num: s.nums.Fresh(), srv: s, agent: a, gate: gate, budget: budget,
+		conn: newOutStream("", budget, gate), sessions: map[string]*outStream{},
 		routes: map[string]string{}, agentReqs: map[string]string{},
 		loads: map[string]string{}, awaited: map[string]*awaitedSession{},
 		toWS: ws, done: make(chan struct{}), readDone: make(chan struct{}),
@@ -190,7 +191,7 @@ func (c *serveConn) sessionLocked(id string) *outStream {
 	}
 	st := c.sessions[id]
 	if st == nil {
-		st = newOutStream(id, c.srv.opts.StreamBuffer, c.gate)
+		st = newOutStream(id, c.budget, c.gate)
 		c.sessions[id] = st
 	}
 	return st
@@ -281,8 +282,8 @@ func (c *serveConn) routeNow(msg []byte) {
 	}
 }
 
-// dropped records and says that msg was dropped because its stream,
-// which no client has opened, already holds its bound. The capture keeps
+// dropped records and says that msg was dropped because its stream had
+// no client and the connection's streams hold their bound. The capture keeps
 // the message marked as never delivered, so whoever reads it later sees
 // the loss, not only whoever watched stderr.
 func (c *serveConn) dropped(st *outStream, msg []byte) {
@@ -292,7 +293,9 @@ func (c *serveConn) dropped(st *outStream, msg []byte) {
 		env.Stream, env.SessionID = wire.StreamSession, st.session
 		what = "session " + st.session + "'s stream"
 	}
-	note := fmt.Sprintf("no client had opened %s, which already held %s", what, human.Size(int64(st.limit)))
+	b := st.budget
+	note := fmt.Sprintf("no client had opened %s, and the connection's streams held %s of their %s",
+		what, human.Size(b.held.Load()), human.Size(int64(b.limit)))
 	c.srv.warn(fmt.Sprintf("connection %s: dropped a %s agent message (recorded): %s", c.id, human.Size(int64(len(msg))), note))
 	c.srv.opts.Recorder.Altered(c.num, wire.DirAgent, tap.Now(), msg, env, &acp.Fault{
 		Action: acp.ActionDrop, Stage: acp.StageDropped, By: acp.ByServe, Note: note})

@@ -621,15 +621,40 @@ func TestServeHoldsTheAgentBehindASlowReader(t *testing.T) {
 	}
 }
 
-// TestServeRecordsWhatNoStreamCouldHold: messages for a stream no client
-// has opened, past its bound, are dropped; each is recorded as dropped
-// by serve, so the capture shows the loss, and stderr says so. A GET
-// then gets what was held, in order.
+// TestServeRecordsWhatNoStreamCouldHold: messages for streams no client
+// has opened, past the connection's bound, are dropped; each is recorded
+// as dropped by serve, so the capture shows the loss, and stderr says
+// so. The bound is the connection's: notes spread over eight sessions'
+// streams are held no more than notes for one stream. GETs then get what
+// was held, in order.
 func TestServeRecordsWhatNoStreamCouldHold(t *testing.T) {
 	t.Parallel()
-	note := func(i int) string {
-		return fmt.Sprintf(`{"jsonrpc":"2.0","method":"x/n","params":{"i":%d,"pad":"%s"}}`, i, strings.Repeat("a", 1000))
+	tests := []struct {
+		name    string
+		session func(i int) string // the stream of note i: "" is the connection's
+	}{
+		{"one stream", func(int) string { return "" }},
+		{"a session each", func(i int) string { return fmt.Sprintf("s%d", i) }},
 	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			note := func(i int) string {
+				sid := ""
+				if s := tt.session(i); s != "" {
+					sid = `"sessionId":"` + s + `",`
+				}
+				return fmt.Sprintf(`{"jsonrpc":"2.0","method":"x/n","params":{%s"i":%d,"pad":"%s"}}`, sid, i, strings.Repeat("a", 1000))
+			}
+			checkHeldAndDropped(t, note, tt.session)
+		})
+	}
+}
+
+// checkHeldAndDropped runs an agent that writes notes 0-7 to streams
+// nobody has opened, bounded at three notes for the connection, and
+// checks that notes 3-7 are dropped, recorded and said, and 0-2 held.
+func checkHeldAndDropped(t *testing.T, note func(i int) string, session func(i int) string) {
 	var notes strings.Builder
 	for i := range 8 {
 		notes.WriteString(note(i) + "\n")
@@ -656,23 +681,33 @@ func TestServeRecordsWhatNoStreamCouldHold(t *testing.T) {
 		return len(dropped) >= 5
 	})
 	for i, fr := range dropped {
-		fl := fr.Fault
+		fl, sid := fr.Fault, session(3+i)
+		stream := wire.StreamConnection
+		if sid != "" {
+			stream = wire.StreamSession
+		}
 		if fr.Body != note(3+i) || fr.Dir != wire.DirAgent || fl.Stage != acp.StageDropped || fl.By != acp.ByServe ||
-			fr.Env.Stream != wire.StreamConnection || fr.Env.ConnectionID != conn || !strings.Contains(fl.Note, "no client had opened") {
-			t.Errorf("dropped record %d: %.60q %v %+v %+v, want note %d dropped by serve on the connection stream", i, fr.Body, fr.Dir, fl, fr.Env, 3+i)
+			fr.Env.Stream != stream || fr.Env.SessionID != sid || fr.Env.ConnectionID != conn || !strings.Contains(fl.Note, "no client had opened") {
+			t.Errorf("dropped record %d: %.60q %v %+v %+v, want note %d dropped by serve on stream %v %q", i, fr.Body, fr.Dir, fl, fr.Env, 3+i, stream, sid)
 		}
 	}
 	if len(dropped) != 5 {
 		t.Errorf("%d records dropped, want 5", len(dropped))
 	}
-	said := fmt.Sprintf("dropped a %s agent message (recorded): no client had opened the connection's stream", human.Size(int64(len(note(0)))))
-	if got := stderr.String(); strings.Count(got, said) != 5 {
-		t.Errorf("stderr, want %q five times:\n%s", said, got)
+	said := fmt.Sprintf("dropped a %s agent message (recorded): no client had opened ", human.Size(int64(len(note(0)))))
+	bound := fmt.Sprintf("the connection's streams held %s of their %s", human.Size(int64(3*len(note(0)))), human.Size(int64(3*len(note(0)))))
+	if got := stderr.String(); strings.Count(got, said) != 5 || strings.Count(got, bound) != 5 {
+		t.Errorf("stderr, want %q and %q five times:\n%s", said, bound, got)
 	}
-	events := f.openEvents(t, conn, "")
-	for i := range 3 {
+	streams := map[string]<-chan sseEvent{}
+	for i := range 3 { // in order on each stream, whichever stream holds it
+		events, ok := streams[session(i)]
+		if !ok {
+			events = f.openEvents(t, conn, session(i))
+			streams[session(i)] = events
+		}
 		if e := nextEvent(t, events); e.data != note(i) {
-			t.Fatalf("event %d: %.60q, want note %d", i, e.data, i)
+			t.Fatalf("event for note %d: %.60q", i, e.data)
 		}
 	}
 }

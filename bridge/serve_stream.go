@@ -4,19 +4,41 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acpscope/acpscope/internal/acphttp"
 	"github.com/acpscope/acpscope/wire"
 )
 
-// DefaultStreamBuffer bounds the bytes a stream holds. Before a client
-// opens it (a session's updates sent before its GET arrives), messages
-// beyond it are dropped and said. While a client reads it, the agent's
-// next message waits until the client has taken enough, as a slow
-// editor holds back a stdio agent through the pipe; a single message
-// larger than the bound still goes, alone.
+// DefaultStreamBuffer bounds the bytes a connection's SSE streams hold
+// together. Before a client opens a stream (a session's updates sent
+// before its GET arrives), messages for it beyond the bound are dropped
+// and said. While a client reads a stream, the agent's next message for
+// it waits until the client has taken enough, as a slow editor holds
+// back a stdio agent through the pipe; a single message larger than the
+// bound still goes, alone. The bound is the connection's, not each
+// stream's: an agent with many sessions whose streams nobody opens could
+// otherwise make serve hold the bound once per session.
 const DefaultStreamBuffer = 64 << 20
+
+// streamBudget is what a connection's streams may hold together, and
+// what they hold now.
+type streamBudget struct {
+	limit int
+	held  atomic.Int64
+}
+
+func newStreamBudget(limit int) *streamBudget {
+	if limit <= 0 {
+		limit = DefaultStreamBuffer
+	}
+	return &streamBudget{limit: limit}
+}
+
+// over reports whether n more bytes would take the connection's streams
+// past their bound.
+func (b *streamBudget) over(n int) bool { return int(b.held.Load())+n > b.limit }
 
 // outStream is one server→client SSE stream of serve: the connection's
 // or a session's. Messages queue here until a GET is attached, and while
@@ -26,8 +48,8 @@ type outStream struct {
 	gate     *orderGate
 	mu       sync.Mutex
 	queue    []queued
-	queued   int
-	limit    int
+	queued   int // bytes in queue, also counted in budget
+	budget   *streamBudget
 	attached bool
 	ending   bool // finish queued the end: the stream closes once it is reached
 	closed   bool
@@ -59,11 +81,8 @@ type queued struct {
 // pause gives its reader time; loads are rare, so it costs little.
 const answerSettle = 50 * time.Millisecond
 
-func newOutStream(session string, limit int, gate *orderGate) *outStream {
-	if limit <= 0 {
-		limit = DefaultStreamBuffer
-	}
-	st := &outStream{session: session, gate: gate, limit: limit, wake: make(chan struct{}, 1), ended: make(chan struct{})}
+func newOutStream(session string, budget *streamBudget, gate *orderGate) *outStream {
+	st := &outStream{session: session, gate: gate, budget: budget, wake: make(chan struct{}, 1), ended: make(chan struct{})}
 	st.room = sync.NewCond(&st.mu)
 	gate.add(st)
 	return st
@@ -77,14 +96,16 @@ const (
 	// pushClosed: the stream has ended (DELETE, teardown) and nobody
 	// will read it again; dropping the message is no loss to anyone.
 	pushClosed
-	// pushFull: nobody has opened the stream and its buffer is full; the
-	// message is lost and the caller records and says so.
+	// pushFull: nobody has opened the stream and the connection's streams
+	// hold their bound; the message is lost and the caller records and
+	// says so.
 	pushFull
 )
 
 // push queues a copy of msg unless the stream is closed or, with no
-// client attached, its buffer is full. With a client attached and the
-// buffer full, it waits for the client to take enough of it.
+// client attached, the connection's streams hold their bound. With a
+// client attached and the bound reached, it waits for the client to take
+// enough of this stream.
 func (s *outStream) push(seq uint64, msg []byte) pushResult {
 	return s.pushItem(queued{seq: seq, msg: msg})
 }
@@ -100,12 +121,13 @@ func (s *outStream) pushItem(q queued) pushResult {
 	if s.closed {
 		return pushClosed
 	}
-	if !s.attached && s.queued+len(msg) > s.limit {
+	if !s.attached && s.budget.over(len(msg)) {
 		return pushFull
 	}
 	q.msg = append([]byte(nil), msg...)
 	s.queue = append(s.queue, q)
 	s.queued += len(msg)
+	s.budget.held.Add(int64(len(msg)))
 	select {
 	case s.wake <- struct{}{}:
 	default:
@@ -113,10 +135,21 @@ func (s *outStream) pushItem(q queued) pushResult {
 	return pushQueued
 }
 
-// over reports whether n more bytes would take a non-empty queue past
-// the limit; an empty queue takes any message, however large.
+// over reports whether n more bytes for a non-empty queue would take the
+// connection's streams past their bound; an empty queue takes any
+// message, however large, so an attached stream always moves: the wait
+// ends when its own client has taken what it holds, whatever streams
+// nobody reads hold meanwhile.
 func (s *outStream) over(n int) bool {
-	return s.queued > 0 && s.queued+n > s.limit
+	return s.queued > 0 && s.budget.over(n)
+}
+
+// releaseLocked gives back what a closed stream that nobody will read
+// still holds.
+func (s *outStream) releaseLocked() {
+	s.budget.held.Add(-int64(s.queued))
+	clear(s.queue)
+	s.queue, s.queued = nil, 0
 }
 
 // attach claims the stream for one GET; a second concurrent GET is
@@ -138,6 +171,9 @@ func (s *outStream) attach() (ok, closed bool) {
 func (s *outStream) detach() {
 	s.mu.Lock()
 	s.attached = false
+	if s.closed {
+		s.releaseLocked()
+	}
 	ending := s.ending
 	s.room.Broadcast() // a waiting push now drops or queues, as for any unopened stream
 	s.mu.Unlock()
@@ -193,7 +229,9 @@ func (s *outStream) head() (seq uint64, ok bool) {
 // pop drops the message peek returned, once it has been written.
 func (s *outStream) pop() {
 	s.mu.Lock()
-	s.queued -= len(s.queue[0].msg)
+	n := len(s.queue[0].msg)
+	s.queued -= n
+	s.budget.held.Add(-int64(n))
 	s.queue[0] = queued{}
 	s.queue = s.queue[1:]
 	s.room.Broadcast()
@@ -208,6 +246,9 @@ func (s *outStream) close() {
 	if !s.closed {
 		s.closed = true
 		close(s.ended)
+	}
+	if !s.attached {
+		s.releaseLocked()
 	}
 	s.room.Broadcast()
 	s.mu.Unlock()

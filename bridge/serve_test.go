@@ -363,7 +363,7 @@ func TestServeStderr(t *testing.T) {
 }
 
 func TestOutStreamBound(t *testing.T) {
-	st := newOutStream("", 10, newOrderGate())
+	st := newOutStream("", newStreamBudget(10), newOrderGate())
 	if st.push(1, []byte("12345")) != pushQueued || st.push(2, []byte("67890")) != pushQueued {
 		t.Fatal("pushes within the bound refused")
 	}
@@ -416,10 +416,47 @@ func TestOutStreamBound(t *testing.T) {
 // bound goes when the open stream's queue is empty: the bound limits
 // what waits, never a message's size.
 func TestOutStreamTakesOneHugeMessage(t *testing.T) {
-	st := newOutStream("", 10, newOrderGate())
+	st := newOutStream("", newStreamBudget(10), newOrderGate())
 	st.attach()
 	if got := st.push(1, make([]byte, 100)); got != pushQueued {
 		t.Fatalf("a 100-byte message on an empty open stream bounded at 10: %d, want pushQueued", got)
+	}
+}
+
+// TestOutStreamsShareTheBound checks that a connection's streams count
+// against one bound: an unopened stream drops what would take them past
+// it, an open one waits for its own client, and a stream closed unread
+// gives its share back.
+func TestOutStreamsShareTheBound(t *testing.T) {
+	gate, budget := newOrderGate(), newStreamBudget(10)
+	a, b := newOutStream("a", budget, gate), newOutStream("b", budget, gate)
+	if a.push(1, []byte("123456")) != pushQueued {
+		t.Fatal("a push within the bound refused")
+	}
+	if got := b.push(2, []byte("78901")); got != pushFull {
+		t.Fatalf("a push taking two unopened streams past their bound: %d, want pushFull", got)
+	}
+	b.attach()
+	if got := b.push(2, []byte("78901")); got != pushQueued {
+		t.Fatalf("a push to an open stream with nothing queued: %d, want pushQueued", got)
+	}
+	pushed := make(chan pushResult, 1)
+	go func() { pushed <- b.push(3, []byte("x")) }() // ends when b's client takes a message
+	select {
+	case got := <-pushed:
+		t.Fatalf("a push to an open stream past the connection's bound returned %d before its client took anything", got)
+	case <-time.After(200 * time.Millisecond):
+	}
+	b.pop()
+	if got := <-pushed; got != pushQueued {
+		t.Fatalf("the waiting push, once its client took a message: %d, want pushQueued", got)
+	}
+	a.close()
+	if held := budget.held.Load(); held != 1 {
+		t.Fatalf("after closing the unread stream the connection holds %d bytes, want 1 (b's)", held)
+	}
+	if got := newOutStream("c", budget, gate).push(4, []byte("123456789")); got != pushQueued {
+		t.Fatalf("a push within what the closed stream gave back: %d, want pushQueued", got)
 	}
 }
 

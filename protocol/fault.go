@@ -73,7 +73,7 @@ const (
 	ByIntercept = "intercept"
 	BySend      = "send"
 	// ByServe: serve dropped an agent message for a stream no client
-	// had opened, past the stream's bound.
+	// had opened, past the bound of the connection's streams.
 	ByServe = "serve"
 )
 

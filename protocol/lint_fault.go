@@ -87,7 +87,7 @@ func (a *alterations) explain(out []Finding, byseq map[uint64]*Msg) []Finding {
 	}
 	r := ruleIndex["acpscope/altered"]
 	return append(out, Finding{Rule: r.ID, Severity: r.Severity, Ref: r.Ref, Seqs: a.first,
-		Message: fmt.Sprintf("acpscope altered %s of this capture (fault plan, hold, send, or a message serve dropped past a stream's bound): findings judge what each side received; `dump --filter 'fault:*'` lists them", messages(len(a.first)))})
+		Message: fmt.Sprintf("acpscope altered %s of this capture (fault plan, hold, send, or a message serve dropped with its streams full): findings judge what each side received; `dump --filter 'fault:*'` lists them", messages(len(a.first)))})
 }
 
 // droppedAnswer returns a dropped response to req, if one was dropped.
