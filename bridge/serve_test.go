@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -457,6 +458,73 @@ func TestOutStreamsShareTheBound(t *testing.T) {
 	}
 	if got := newOutStream("c", budget, gate).push(4, []byte("123456789")); got != pushQueued {
 		t.Fatalf("a push within what the closed stream gave back: %d, want pushQueued", got)
+	}
+}
+
+// TestStreamBudgetAccounting drives a connection's streams through
+// random pushes, writes, attaches, detaches and closes, and checks after
+// every step that the connection's count is exactly what its live
+// streams hold, so no byte is given back twice or never; once every
+// stream is closed and left, the count is zero.
+func TestStreamBudgetAccounting(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3, 4, 5} {
+		r := rand.New(rand.NewPCG(seed, 0))
+		gate, budget := newOrderGate(), newStreamBudget(1000)
+		var streams []*outStream
+		for i := range 4 {
+			streams = append(streams, newOutStream(string(rune('a'+i)), budget, gate))
+		}
+		var seq uint64
+		for step := range 2000 {
+			st := streams[r.IntN(len(streams))]
+			switch op := r.IntN(6); {
+			case op <= 1:
+				n := 1 + r.IntN(300)
+				st.mu.Lock()
+				waits := st.attached && !st.closed && st.over(n)
+				st.mu.Unlock()
+				if !waits { // a push that would wait needs a reader this test does not have
+					seq++
+					st.push(seq, make([]byte, n))
+				}
+			case op == 2:
+				if _, ok := st.peek(); ok && st.attached {
+					st.pop()
+				}
+			case op == 3:
+				st.attach()
+			case op == 4:
+				if st.attached {
+					st.detach()
+				}
+			case op == 5 && r.IntN(8) == 0:
+				st.close()
+			}
+			var held int
+			for _, o := range streams {
+				o.mu.Lock()
+				if o.queued < 0 {
+					t.Fatalf("seed %d step %d: stream %s holds %d bytes", seed, step, o.session, o.queued)
+				}
+				held += o.queued
+				if o.closed && !o.attached && o.queued != 0 {
+					t.Fatalf("seed %d step %d: stream %s was closed and left still holding %d bytes", seed, step, o.session, o.queued)
+				}
+				o.mu.Unlock()
+			}
+			if got := int(budget.held.Load()); got != held {
+				t.Fatalf("seed %d step %d: the connection counts %d bytes, its streams hold %d", seed, step, got, held)
+			}
+		}
+		for _, o := range streams {
+			o.close()
+			if o.attached {
+				o.detach()
+			}
+		}
+		if got := budget.held.Load(); got != 0 {
+			t.Fatalf("seed %d: %d bytes still counted after every stream closed and was left", seed, got)
+		}
 	}
 }
 
