@@ -37,8 +37,7 @@ type serveConn struct {
 
 	mu        sync.Mutex
 	gate      *orderGate
-	budget    *streamBudget // what the connection's streams may hold together
-	seq       uint64        // numbers agent messages in stdout order
+	seq       uint64 // numbers agent messages in stdout order
 	eventID   atomic.Uint64
 	conn      *outStream
 	sessions  map[string]*outStream
@@ -83,10 +82,10 @@ func (s *Server) startConn(ws func([]byte) error) (*serveConn, error) {
 		s.warn(err.Error())
 		return nil, err
 	}
-	gate, budget := newOrderGate(), newStreamBudget(s.opts.StreamBuffer)
+	gate := newOrderGate()
 	c := &serveConn{
-		id: newConnID(), num: s.nums.Fresh(), srv: s, agent: a, gate: gate, budget: budget,
-		conn: newOutStream("", budget, gate), sessions: map[string]*outStream{},
+		id: newConnID(), num: s.nums.Fresh(), srv: s, agent: a, gate: gate,
+		conn: newOutStream("", newStreamBudget(s.opts.StreamBuffer), gate), sessions: map[string]*outStream{},
 		routes: map[string]string{}, agentReqs: map[string]string{},
 		loads: map[string]string{}, awaited: map[string]*awaitedSession{},
 		toWS: ws, done: make(chan struct{}), readDone: make(chan struct{}),
@@ -191,7 +190,7 @@ func (c *serveConn) sessionLocked(id string) *outStream {
 	}
 	st := c.sessions[id]
 	if st == nil {
-		st = newOutStream(id, c.budget, c.gate)
+		st = newOutStream(id, c.conn.budget, c.gate) // the connection's streams share one bound
 		c.sessions[id] = st
 	}
 	return st
