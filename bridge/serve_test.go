@@ -449,8 +449,13 @@ func TestOutStreamsShareTheBound(t *testing.T) {
 	case <-time.After(200 * time.Millisecond):
 	}
 	b.pop()
-	if got := <-pushed; got != pushQueued {
-		t.Fatalf("the waiting push, once its client took a message: %d, want pushQueued", got)
+	select {
+	case got := <-pushed:
+		if got != pushQueued {
+			t.Fatalf("the waiting push, once its client took a message: %d, want pushQueued", got)
+		}
+	case <-time.After(netkit.CondWait):
+		t.Fatal("the waiting push did not end once its client took a message")
 	}
 	a.close()
 	if held := budget.held.Load(); held != 1 {
