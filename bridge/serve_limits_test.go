@@ -536,10 +536,10 @@ func TestServeLetsNonReadingClientsGo(t *testing.T) {
 // rawStream opens conn's stream over a TCP connection of its own whose
 // receive buffer is readBuf bytes (fixed, so the kernel holds little of
 // what the client does not read), and returns the response once its
-// headers are here: the stream is attached then. The body is never to
-// be closed, which would drain an endless stream; the test's end closes
-// the connection.
-func (f *serveFixture) rawStream(t *testing.T, conn string, readBuf int) *http.Response {
+// headers are here: the stream is attached then, with the connection
+// for deadlines. The body is never to be closed, which would drain an
+// endless stream; the test's end closes the connection.
+func (f *serveFixture) rawStream(t *testing.T, conn string, readBuf int) (*http.Response, net.Conn) {
 	t.Helper()
 	u, _ := url.Parse(f.url)
 	raw, err := net.Dial("tcp", u.Host)
@@ -553,7 +553,7 @@ func (f *serveFixture) rawStream(t *testing.T, conn string, readBuf int) *http.R
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET stream %s: %v %v", conn, resp, err)
 	}
-	return resp
+	return resp, raw
 }
 
 // TestServeHoldsTheAgentBehindASlowReader checks that a client reading
@@ -575,7 +575,7 @@ func TestServeHoldsTheAgentBehindASlowReader(t *testing.T) {
 			`printf '%s\n' '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}'; read -r line; ` + flood)
 	})
 	conn := f.initialize(t)
-	resp := f.rawStream(t, conn, 64<<10)
+	resp, raw := f.rawStream(t, conn, 64<<10)
 	if code, text := netkit.PostBody(t, f.c, f.url, `{"jsonrpc":"2.0","method":"x/go"}`, true, acphttp.HeaderConnectionID, conn); code != http.StatusAccepted {
 		t.Fatalf("POST: %d %q", code, text)
 	}
@@ -601,6 +601,9 @@ func TestServeHoldsTheAgentBehindASlowReader(t *testing.T) {
 		t.Fatalf("the agent wrote %d of %d messages of 16 KiB while the client read nothing: serve queued them", last, n)
 	}
 
+	// A stream that stalls fails the read, and says how far it came,
+	// rather than hanging until the suite's timeout.
+	raw.SetReadDeadline(time.Now().Add(2 * netkit.CondWait))
 	var d wire.SSEDecoder
 	got, buf := 0, make([]byte, 64<<10)
 	for got < n {
