@@ -377,17 +377,34 @@ func TestOutStreamBound(t *testing.T) {
 	// Beyond the bound of an open stream, a push waits for the client,
 	// and ends when the client takes a message, leaves, or the stream
 	// closes.
-	pushed := make(chan pushResult, 1)
-	waiting := func(seq uint64, msg string) {
-		t.Helper()
-		go func() { pushed <- st.push(seq, []byte(msg)) }() // ends when the stream has room, or at detach or close
-		select {
-		case got := <-pushed:
-			t.Fatalf("a push beyond the bound of an open stream returned %d before anything made room", got)
-		case <-time.After(200 * time.Millisecond):
-		}
+	ended := waitingPush(t, st, 3, "x")
+	st.pop()
+	ended("the client took a message", pushQueued)
+	ended = waitingPush(t, st, 4, "yyyyy")
+	st.detach()
+	ended("the client left", pushFull) // as for any unopened stream
+	st.attach()
+	ended = waitingPush(t, st, 4, "yyyyy")
+	st.close()
+	ended("the stream closed", pushClosed)
+	if got := st.push(5, []byte("y")); got != pushClosed {
+		t.Fatalf("a push to a closed stream: %d, want pushClosed", got)
 	}
-	ended := func(what string, want pushResult) {
+}
+
+// waitingPush starts a push to st that must wait for room, checks that
+// it is still waiting after 200 ms, and returns what checks, once
+// something should have woken it, that it ended with want.
+func waitingPush(t *testing.T, st *outStream, seq uint64, msg string) (ended func(what string, want pushResult)) {
+	t.Helper()
+	pushed := make(chan pushResult, 1)
+	go func() { pushed <- st.push(seq, []byte(msg)) }() // ends when the stream has room, or at detach or close
+	select {
+	case got := <-pushed:
+		t.Fatalf("a push beyond the bound of an open stream returned %d before anything made room", got)
+	case <-time.After(200 * time.Millisecond):
+	}
+	return func(what string, want pushResult) {
 		t.Helper()
 		select {
 		case got := <-pushed:
@@ -397,19 +414,6 @@ func TestOutStreamBound(t *testing.T) {
 		case <-time.After(netkit.CondWait):
 			t.Fatalf("the waiting push did not end once %s", what)
 		}
-	}
-	waiting(3, "x")
-	st.pop()
-	ended("the client took a message", pushQueued)
-	waiting(4, "yyyyy")
-	st.detach()
-	ended("the client left", pushFull) // as for any unopened stream
-	st.attach()
-	waiting(4, "yyyyy")
-	st.close()
-	ended("the stream closed", pushClosed)
-	if got := st.push(5, []byte("y")); got != pushClosed {
-		t.Fatalf("a push to a closed stream: %d, want pushClosed", got)
 	}
 }
 
@@ -441,22 +445,9 @@ func TestOutStreamsShareTheBound(t *testing.T) {
 	if got := b.push(2, []byte("78901")); got != pushQueued {
 		t.Fatalf("a push to an open stream with nothing queued: %d, want pushQueued", got)
 	}
-	pushed := make(chan pushResult, 1)
-	go func() { pushed <- b.push(3, []byte("x")) }() // ends when b's client takes a message
-	select {
-	case got := <-pushed:
-		t.Fatalf("a push to an open stream past the connection's bound returned %d before its client took anything", got)
-	case <-time.After(200 * time.Millisecond):
-	}
+	ended := waitingPush(t, b, 3, "x") // past the connection's bound, b's client has taken nothing yet
 	b.pop()
-	select {
-	case got := <-pushed:
-		if got != pushQueued {
-			t.Fatalf("the waiting push, once its client took a message: %d, want pushQueued", got)
-		}
-	case <-time.After(netkit.CondWait):
-		t.Fatal("the waiting push did not end once its client took a message")
-	}
+	ended("its client took a message", pushQueued)
 	a.close()
 	if held := budget.held.Load(); held != 1 {
 		t.Fatalf("after closing the unread stream the connection holds %d bytes, want 1 (b's)", held)
