@@ -175,6 +175,7 @@ func (w *Writer) commitLoop() {
 		}
 	}()
 	for g := range w.commits {
+		w.awaiting.Add(-g.bytes)
 		if d := w.opts.CommitDelay; d > 0 {
 			time.Sleep(d)
 		}

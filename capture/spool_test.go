@@ -263,3 +263,74 @@ func TestUnspoolReadFailure(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupsWaitForTheCommitter: with the committer stalled, the builder
+// hands over group after group rather than stopping at the first, so a
+// long line's chunks leave the tap's queue, and once the committer moves
+// again every line is recorded in order.
+func TestGroupsWaitForTheCommitter(t *testing.T) {
+	gate := make(chan struct{})
+	w := createTest(t, WriterOptions{NoSync: true, NoFeed: true, commitGate: gate, CommitBytes: 1 << 20})
+	var open sync.Once
+	release := func() { open.Do(func() { close(gate) }) }
+	t.Cleanup(release)
+	const lines, size = 12, 2 << 20
+	var sent [][]byte
+	for i := range lines {
+		line := bytes.Repeat([]byte{byte('a' + i)}, size)
+		sent = append(sent, line)
+		for off := 0; off < size; off += 64 << 10 {
+			w.Chunk(0, StreamAgent, int64(i), bytes.Clone(line[off:off+64<<10]))
+		}
+		w.Chunk(0, StreamAgent, int64(i), []byte("\n"))
+	}
+	// One group is with the stalled committer; the others wait for it.
+	waitUntil(t, func() bool { return len(w.commits) == lines-1 && w.Stats().Queued == 0 },
+		func() string {
+			return fmt.Sprintf("%d groups wait for the committer and %d bytes are queued: want %d and none",
+				len(w.commits), w.Stats().Queued, lines-1)
+		})
+	release()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := streamBodies(t, openTest(t, w.Path()))[StreamAgent]
+	if len(got) != lines {
+		t.Fatalf("%d lines recorded, want %d; loss %+v", len(got), lines, w.Stats().Loss)
+	}
+	for i := range sent {
+		if !bytes.Equal(got[i], sent[i]) {
+			t.Errorf("line %d: %d bytes recorded, not the %d sent", i, len(got[i]), len(sent[i]))
+		}
+	}
+}
+
+// TestRoomToWait: a group may always wait when none does; past that,
+// only while the groups waiting hold commitWaitBytes or less with it.
+func TestRoomToWait(t *testing.T) {
+	tests := []struct {
+		name    string
+		waiting []int64 // bytes of the groups already waiting
+		next    int64
+		want    bool
+	}{
+		{"none waits, any size", nil, 1 << 30, true},
+		{"room left", []int64{10 << 20, 10 << 20}, 10 << 20, true},
+		{"exactly the bound", []int64{commitWaitBytes - 1<<20}, 1 << 20, true},
+		{"past the bound", []int64{60 << 20}, 10 << 20, false},
+		{"a huge one waits alone", []int64{100 << 20}, 0, false},
+		{"empty groups take no room", []int64{0, 0, 0}, commitWaitBytes, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := &Writer{commits: make(chan *group, commitsWaiting)}
+			for _, b := range tt.waiting {
+				w.commits <- &group{bytes: b}
+				w.awaiting.Add(b)
+			}
+			if got := w.roomToWait(&group{bytes: tt.next}); got != tt.want {
+				t.Errorf("roomToWait = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

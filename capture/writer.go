@@ -18,8 +18,9 @@ import (
 //
 // Two goroutines own the file: the builder frames, classifies and packs
 // records into groups, and the committer writes each group in one
-// transaction (and fsync). They are joined by a channel holding one
-// group, so parsing the next group overlaps the fsync of the last.
+// transaction (and fsync). They are joined by a channel where groups wait
+// for the committer (see commitsWaiting), so parsing the next group
+// overlaps the fsync of the last.
 type Writer struct {
 	path string
 	opts WriterOptions
@@ -33,9 +34,11 @@ type Writer struct {
 	stop    chan struct{} // closed by Close: drain and finish
 	poke    chan struct{} // UpdateMeta: commit soon even without records
 	commits chan *group
-	free    chan *group   // committed groups back to the builder for reuse
-	lines   lineBuffers   // memory for huge lines, reused
-	done    chan struct{} // closed when the committer has finished
+	// awaiting is the bodies' bytes of the groups waiting in commits.
+	awaiting atomic.Int64
+	free     chan *group   // committed groups back to the builder for reuse
+	lines    lineBuffers   // memory for huge lines, reused
+	done     chan struct{} // closed when the committer has finished
 
 	records   atomic.Uint64
 	committed atomic.Uint64
@@ -140,7 +143,7 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 		db:      db,
 		stop:    make(chan struct{}),
 		poke:    make(chan struct{}, 1),
-		commits: make(chan *group, 1),
+		commits: make(chan *group, commitsWaiting),
 		free:    make(chan *group, 2),
 		lines:   newLineBuffers(),
 		done:    make(chan struct{}),
