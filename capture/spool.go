@@ -333,13 +333,14 @@ func (w *Writer) handOver(g *group, sp *spool, waiting *time.Timer) {
 // commitsWaiting and commitWaitBytes bound the groups that wait for the
 // committer: no more than commitsWaiting, and past the first no more
 // than commitWaitBytes of bodies in all. A commit's time varies (10 MB
-// lines paced at 500 MB/s took 10-17 ms each to commit, and 20-48 ms
-// while the file grew), and while the builder waits to hand a group over
-// a long line's chunks pile up in the tap's queue, where the spool does
-// not take them, until the tap drops them. In twenty runs of 50 such
-// lines, alternating, capture lost 66 lines (9 runs lost none) with one
-// group waiting, 52 (13) with up to 32 MiB and 19 (15) with 64 MiB. Small
-// messages fill groups of 4 MiB at most, so 64 MiB is sixteen of them.
+// lines paced at 500 MB/s took 10-19 ms each to commit, and up to 48 ms
+// now and then, most often while the file grew), and while the builder
+// waits to hand a group over, a long line's chunks pile up in the tap's
+// queue, where the spool does not take them, until the tap drops them.
+// In twenty runs of 50 such lines, alternating, capture lost 66 lines (9
+// runs lost none) with one group waiting, 52 (13) with up to 32 MiB and
+// 19 (15) with 64 MiB. Small messages fill groups of 4 MiB at most, so
+// 64 MiB is sixteen of them.
 const (
 	commitsWaiting  = 16
 	commitWaitBytes = 64 << 20
