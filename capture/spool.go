@@ -300,7 +300,8 @@ func (w *Writer) unspool(sp *spool) (item, bool) {
 // tap's queue goes to the spool once it runs long, or at once when the
 // spool holds anything: a committer held up by a slow disk (an fsync
 // that takes seconds) would otherwise stall the builder with it, and the
-// queue would fill behind them both.
+// queue would fill behind them both. It returns once g waits for the
+// committer, which it may as long as roomToWait says so.
 func (w *Writer) handOver(g *group, sp *spool, waiting *time.Timer) {
 	for {
 		commits := w.commits
