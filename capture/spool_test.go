@@ -294,6 +294,9 @@ func TestGroupsWaitForTheCommitter(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
+	if n := w.awaiting.Load(); n != 0 {
+		t.Errorf("%d bytes still counted as waiting for the committer after Close", n)
+	}
 	got := streamBodies(t, openTest(t, w.Path()))[StreamAgent]
 	if len(got) != lines {
 		t.Fatalf("%d lines recorded, want %d; loss %+v", len(got), lines, w.Stats().Loss)
