@@ -308,24 +308,19 @@ func (w *Writer) handOver(g *group, sp *spool, waiting *time.Timer) {
 		if !w.roomToWait(g) {
 			commits = nil // enough waits for the committer: look again soon
 		}
+		var queue chan item // nil: the queue stays where it is
+		if sp.usable() && !sp.full() && (sp.active() || w.behind()) {
+			queue = w.tap.queue
+		}
 		w.awaiting.Add(g.bytes)
 		waiting.Reset(pollInterval)
-		if sp.usable() && !sp.full() && (sp.active() || w.behind()) {
-			select {
-			case commits <- g:
-				waiting.Stop()
-				return
-			case it := <-w.tap.queue:
-				w.spill(sp, it)
-			case <-waiting.C:
-			}
-		} else {
-			select {
-			case commits <- g:
-				waiting.Stop()
-				return
-			case <-waiting.C:
-			}
+		select {
+		case commits <- g:
+			waiting.Stop()
+			return
+		case it := <-queue:
+			w.spill(sp, it)
+		case <-waiting.C:
 		}
 		w.awaiting.Add(-g.bytes)
 	}
