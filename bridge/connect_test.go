@@ -14,7 +14,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,33 +25,11 @@ import (
 	"github.com/acpscope/acpscope/wire"
 )
 
-var (
-	demoAgentOnce sync.Once
-	demoAgentPath string
-	demoAgentErr  error
-)
+// demoAgentBinary is testdata/demoagent, the demo agent with a byte tee.
+var demoAgentBinary = netkit.Binary{Package: "./testdata/demoagent", Name: "demoagent"}
 
-// demoAgent builds testdata/demoagent (the demo agent with a byte tee)
-// once per test binary.
-func demoAgent(t testing.TB) string {
-	t.Helper()
-	demoAgentOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "acpscope-demoagent-")
-		if err != nil {
-			demoAgentErr = err
-			return
-		}
-		demoAgentPath = filepath.Join(dir, "demoagent")
-		out, err := exec.Command("go", "build", "-o", demoAgentPath, "./testdata/demoagent").CombinedOutput()
-		if err != nil {
-			demoAgentErr = errors.New(string(out))
-		}
-	})
-	if demoAgentErr != nil {
-		t.Fatalf("building the demo agent: %v", demoAgentErr)
-	}
-	return demoAgentPath
-}
+// demoAgent builds the demo agent once per test binary.
+func demoAgent(t testing.TB) string { return demoAgentBinary.Path(t) }
 
 // conversation runs the demo client over connect to url and returns its
 // summary and the bytes the client sent and received.

@@ -21,6 +21,7 @@ func TestMain(m *testing.M) {
 	testAgent = path
 	code := m.Run()
 	cleanup()
+	demoAgentBinary.Remove()
 	os.Exit(code)
 }
 

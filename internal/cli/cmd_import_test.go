@@ -15,40 +15,19 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/acpscope/acpscope/internal/testkit/netkit"
 )
 
-// plainBinary builds acpscope once per test binary, without -race: a
-// race-instrumented process uses several times the memory, and these
-// tests judge memory.
-func plainBinary(t testing.TB) string {
-	t.Helper()
-	plainOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "acpscope-plain")
-		if err != nil {
-			plainErr = err
-			return
-		}
-		plainBin = filepath.Join(dir, "acpscope")
-		out, err := exec.Command("go", "build", "-o", plainBin, "github.com/acpscope/acpscope").CombinedOutput()
-		if err != nil {
-			plainErr = fmt.Errorf("building acpscope: %v\n%s", err, out)
-		}
-	})
-	if plainErr != nil {
-		t.Fatal(plainErr)
-	}
-	return plainBin
-}
+// plainAcpscope is acpscope built without -race: a race-instrumented
+// process uses several times the memory, and these tests judge memory.
+var plainAcpscope = netkit.Binary{Package: "github.com/acpscope/acpscope", Name: "acpscope"}
 
-var (
-	plainOnce sync.Once
-	plainBin  string
-	plainErr  error
-)
+// plainBinary builds plainAcpscope once per test binary.
+func plainBinary(t testing.TB) string { return plainAcpscope.Path(t) }
 
 // sizes are the two shapes of a large capture: many small messages, and
 // one large message among a few.

@@ -38,6 +38,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	plainAcpscope.Remove()
 	os.Exit(code)
 }
 
