@@ -1,12 +1,14 @@
 package capture
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"time"
+	"unsafe"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -341,30 +343,56 @@ func (w *Writer) uncacheBig(g *group) {
 		}
 		w.pages = f
 	}
-	size := int64(w.db.Info().PageSize)
 	_ = w.db.View(func(tx *bolt.Tx) error {
-		big := tx.Bucket(bucketBig)
-		if big == nil {
-			return nil
-		}
+		base := w.db.Info().Data // no remap while a transaction is open
 		for _, first := range firsts {
-			own := big.Bucket(seqKey(first))
-			if own == nil || own.Root() == 0 {
-				continue
-			}
-			if p, err := tx.Page(int(own.Root())); err == nil && p != nil {
-				uncache(w.pages, int64(p.ID)*size, int64(p.OverflowCount+1)*size)
+			for _, r := range pieceRanges(tx, base, first) {
+				uncache(w.pages, r[0], r[1]-r[0])
 			}
 		}
 		return nil
 	})
 }
 
+// pieceRanges returns the stretches of the file, [start, end), that
+// the pieces of the huge body of segment first lie in, rounded out to
+// whole pages and neighbours merged. bbolt maps the whole file from
+// offset 0 at base, so a value's offset in the map is its offset in the
+// file; the pages around the pieces hold their leaves' headers and keys.
+func pieceRanges(tx *bolt.Tx, base uintptr, first uint64) [][2]int64 {
+	big := tx.Bucket(bucketBig)
+	if big == nil || base == 0 {
+		return nil
+	}
+	own := big.Bucket(seqKey(first))
+	if own == nil {
+		return nil
+	}
+	page := int64(os.Getpagesize())
+	var ranges [][2]int64
+	c := own.Cursor()
+	for k, piece := c.First(); k != nil; k, piece = c.Next() {
+		at := uintptr(unsafe.Pointer(unsafe.SliceData(piece)))
+		if at < base || len(piece) == 0 {
+			continue
+		}
+		start := int64(at-base) &^ (page - 1)
+		end := (int64(at-base) + int64(len(piece)) + page - 1) &^ (page - 1)
+		if n := len(ranges); n > 0 && start <= ranges[n-1][1]+page {
+			ranges[n-1][1] = max(ranges[n-1][1], end)
+			continue
+		}
+		ranges = append(ranges, [2]int64{start, end})
+	}
+	return ranges
+}
+
 // putBodies stores a segment's bodies. A body larger than a segment goes
 // into a bucket of its own: bbolt rewrites the whole last leaf of a bucket
 // whenever a key is appended, and a leaf holds up to four values however
 // large, so in bodies each 10 MB message was written to disk again with
-// the next three commits. In its own bucket it is written once.
+// the next three commits. In its own bucket it is written once, in
+// pieces of bodyPieceBytes (see there for why).
 func putBodies(tx *bolt.Tx, bodies *bolt.Bucket, k, all []byte) error {
 	if len(all) <= segMaxBytes {
 		return bodies.Put(k, all)
@@ -373,22 +401,50 @@ func putBodies(tx *bolt.Tx, bodies *bolt.Bucket, k, all []byte) error {
 	if err != nil {
 		return err
 	}
-	return own.Put(keyBody, all)
+	own.FillPercent = 1 // append-only: keep pages full
+	for i := uint32(0); len(all) > 0; i++ {
+		n := min(len(all), bodyPieceBytes)
+		if err := own.Put(pieceKey(i), all[:n]); err != nil {
+			return err
+		}
+		all = all[n:]
+	}
+	return nil
 }
 
 // segmentBodies returns a segment's bodies, concatenated, wherever
-// putBodies stored them (nil when they are missing).
-func segmentBodies(tx *bolt.Tx, first uint64) []byte {
+// putBodies stored them (nil when they are missing). owned says they are
+// a copy in memory of their own, made from a huge body's pieces, rather
+// than a view into the mapped file valid for tx alone. A copy is made
+// piece by piece, each piece's pages of the map released once copied.
+func segmentBodies(tx *bolt.Tx, first uint64) (all []byte, owned bool) {
 	k := seqKey(first)
 	if all := tx.Bucket(bucketBodies).Get(k); all != nil {
-		return all
+		return all, false
 	}
-	if big := tx.Bucket(bucketBig); big != nil {
-		if own := big.Bucket(k); own != nil {
-			return own.Get(keyBody)
-		}
+	big := tx.Bucket(bucketBig)
+	if big == nil {
+		return nil, false
 	}
-	return nil
+	own := big.Bucket(k)
+	if own == nil {
+		return nil, false
+	}
+	if whole := own.Get(keyBody); whole != nil { // format 3
+		return whole, false
+	}
+	c := own.Cursor()
+	lastKey, lastPiece := c.Last()
+	if len(lastKey) != len(pieceKey(0)) {
+		return nil, false
+	}
+	size := int(binary.BigEndian.Uint32(lastKey))*bodyPieceBytes + len(lastPiece)
+	all = make([]byte, 0, size)
+	for k, piece := c.First(); k != nil; k, piece = c.Next() {
+		all = append(all, piece...) // a piece at a time: see bodyPieceBytes
+		releaseRange(piece)
+	}
+	return all, true
 }
 
 // putGroup stores a group's segments, postings and pairs.

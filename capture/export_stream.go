@@ -235,9 +235,9 @@ func (r *Reader) eachBody(want func(*Record) bool, reserve func(int64) bool, fn 
 			return errPipeStopped
 		}
 		if err := r.db.View(func(tx *bolt.Tx) error {
-			all := segmentBodies(tx, seg.first)
+			all, owned := segmentBodies(tx, seg.first)
 			for i := range recs {
-				if recs[i].Body, err = r.copyBody(seg, all, recs[i].Seq); err != nil {
+				if recs[i].Body, err = r.copyBody(seg, all, owned, recs[i].Seq); err != nil {
 					return err
 				}
 			}

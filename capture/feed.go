@@ -225,7 +225,7 @@ func (s *subscriber) sendUpTo(last uint64) error {
 			if err != nil || seg == nil {
 				return err
 			}
-			all := segmentBodies(tx, seg.first)
+			all, _ := segmentBodies(tx, seg.first)
 			end := min(seg.first+uint64(len(seg.recs))-1, last)
 			for seq := max(next, seg.first); seq <= end; seq++ {
 				rec := seg.recs[seq-seg.first]

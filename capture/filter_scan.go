@@ -56,7 +56,7 @@ func (r *Reader) scanMatches(f *Filter, from, to uint64, fn func(*Record, bool) 
 			}
 			var all []byte
 			if needBodies {
-				all = segmentBodies(tx, seg.first)
+				all, _ = segmentBodies(tx, seg.first)
 				touched += int64(len(all))
 				if int64(len(all)) != seg.offsets[len(seg.offsets)-1] {
 					return fmt.Errorf("segment %d: bodies hold %d bytes, metadata says %d: %w", seg.first, len(all), seg.offsets[len(seg.offsets)-1], errSegment)

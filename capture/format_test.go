@@ -153,13 +153,10 @@ func TestBigBodyInItsOwnBucket(t *testing.T) {
 		if tx.Bucket(bucketBodies).Get(seqKey(2)) != nil {
 			t.Error("the big body is also in bodies")
 		}
-		own := tx.Bucket(bucketBig).Bucket(seqKey(2))
-		if own == nil || !bytes.Equal(own.Get(keyBody), []byte(big)) {
-			t.Error("bodies-big does not hold the big body under its segment key")
-		}
 		return nil
 	})
 	db.Close()
+	assertPieces(t, w.Path(), 2, len(big))
 	r := openTest(t, w.Path())
 	for seq, want := range map[uint64]string{1: notif(1), 2: big, 3: notif(3)} {
 		if body, err := r.Body(seq); err != nil || string(body) != want {
@@ -169,7 +166,8 @@ func TestBigBodyInItsOwnBucket(t *testing.T) {
 	assertBodyFilterFinds(t, r, `"big big big"`, 2)
 }
 
-func assertBodyFilterFinds(t *testing.T, r *Reader, expr string, want uint64) {
+// assertBodyFilterFinds checks that expr matches exactly the records want.
+func assertBodyFilterFinds(t *testing.T, r *Reader, expr string, want ...uint64) {
 	t.Helper()
 	f, err := ParseFilter(expr)
 	if err != nil {
@@ -184,7 +182,88 @@ func assertBodyFilterFinds(t *testing.T, r *Reader, expr string, want uint64) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if len(found) != 1 || found[0] != want {
-		t.Errorf("filter %s matched %v, want [%d]", expr, found, want)
+	if !slices.Equal(found, want) {
+		t.Errorf("filter %s matched %v, want %v", expr, found, want)
 	}
+}
+
+// v3BigLine is the 3 MiB initialize request in
+// testdata/v3-big.acpscope.gz, a capture written by format version 3,
+// which kept a body larger than a segment whole under one key: the client
+// sent it (#1), the echoing agent sent it back (#3), each followed by a
+// small session/new.
+func v3BigLine() string {
+	return `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"pad":"` +
+		strings.Repeat("x", 3<<20+12345) + `"}}`
+}
+
+// TestHugeBodiesEveryFormat: a body larger than a segment reads back
+// whole, for Body, export and body filters, kept whole under one key
+// (format 3) and in pieces of at most bodyPieceBytes (written now, and
+// checked on disk).
+func TestHugeBodiesEveryFormat(t *testing.T) {
+	w := createTest(t, WriterOptions{NoFeed: true, NoSync: true})
+	now := time.Now().UnixNano()
+	small := `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}` + "\n"
+	for i, s := range []Stream{StreamClient, StreamAgent} {
+		w.Chunk(0, s, now+int64(i), []byte(v3BigLine()+"\n"+small))
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	assertPieces(t, w.Path(), 1, len(v3BigLine()))
+	files := map[int]string{3: gunzipTestdata(t, "v3-big.acpscope.gz"), FormatVersion: w.Path()}
+	for version, path := range files {
+		r := openTest(t, path)
+		if r.Meta().FormatVersion != version || r.Last() != 4 {
+			t.Fatalf("%s: format %d with %d records, want %d with 4", path, r.Meta().FormatVersion, r.Last(), version)
+		}
+		for _, seq := range []uint64{1, 3} {
+			if body, err := r.Body(seq); err != nil || string(body) != v3BigLine() {
+				t.Errorf("format %d: body of #%d: %d bytes, err %v; want the %d-byte line", version, seq, len(body), err, len(v3BigLine()))
+			}
+		}
+		if body, err := r.Body(4); err != nil || string(body) != strings.TrimSuffix(small, "\n") {
+			t.Errorf("format %d: body of #4 = %q, %v", version, body, err)
+		}
+		assertBodyFilterFinds(t, r, `"xxxxxxxx"`, 1, 3)
+		var jsonl bytes.Buffer
+		if _, err := ExportJSONL(r, &jsonl, ExportOptions{NoRedact: true}); err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(jsonl.String(), `"msg":`+v3BigLine()+`}`); n != 2 {
+			t.Errorf("format %d: the export holds the big line %d times, want 2", version, n)
+		}
+	}
+}
+
+// assertPieces checks on disk that the body of segment first, of size
+// bytes, is kept in pieces of bodyPieceBytes, the last one shorter.
+func assertPieces(t *testing.T, path string, first uint64, size int) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.View(func(tx *bolt.Tx) error {
+		own := tx.Bucket(bucketBig).Bucket(seqKey(first))
+		if own == nil {
+			t.Fatalf("segment %d has no bucket in bodies-big", first)
+		}
+		var i uint32
+		total := 0
+		own.ForEach(func(k, v []byte) error {
+			if !bytes.Equal(k, pieceKey(i)) || len(v) > bodyPieceBytes || len(v) < bodyPieceBytes && total+len(v) != size {
+				t.Errorf("piece %d: key %x, %d bytes", i, k, len(v))
+			}
+			i++
+			total += len(v)
+			return nil
+		})
+		if total != size {
+			t.Errorf("the pieces hold %d bytes, want %d", total, size)
+		}
+		return nil
+	})
 }

@@ -116,7 +116,7 @@ func appendBody(dst, body []byte, validJSON bool) []byte {
 	switch {
 	case embeddable(body, validJSON):
 		dst = append(dst, `,"msg":`...)
-		return append(dst, body...)
+		return appendInSteps(dst, body)
 	case utf8.Valid(body):
 		dst = append(dst, `,"text":`...)
 		return appendString(dst, string(body))

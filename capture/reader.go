@@ -228,7 +228,8 @@ func (r *Reader) Body(seq uint64) (body []byte, err error) {
 		return nil, err
 	}
 	err = r.db.View(func(tx *bolt.Tx) error {
-		body, err = r.copyBody(seg, segmentBodies(tx, seg.first), seq)
+		all, owned := segmentBodies(tx, seg.first)
+		body, err = r.copyBody(seg, all, owned, seq)
 		return err
 	})
 	if err != nil {
@@ -402,11 +403,13 @@ func (s *segment) body(all []byte, seq uint64) ([]byte, error) {
 	return all[s.offsets[i]:s.offsets[i+1]:s.offsets[i+1]], nil
 }
 
-// copyBody copies record seq's bytes out of the mapped bodies value all.
-func (r *Reader) copyBody(s *segment, all []byte, seq uint64) ([]byte, error) {
+// copyBody returns record seq's bytes out of the bodies all, copied when
+// all is a view into the mapped file and as they are when the memory is
+// already owned (segmentBodies).
+func (r *Reader) copyBody(s *segment, all []byte, owned bool, seq uint64) ([]byte, error) {
 	view, err := s.body(all, seq)
-	if err != nil {
-		return nil, err
+	if err != nil || owned {
+		return view, err
 	}
 	return r.copyMapped(view), nil
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // FormatVersion is the version of the on-disk layout this package writes.
-const FormatVersion = 3
+const FormatVersion = 4
 
 // Record is one captured frame, batch member or stderr line: the message
 // every package reads (protocol.Msg) and what the store adds to it.

@@ -141,7 +141,7 @@ func (tp *tap) offer(it item, src []byte) bool {
 	case class >= 0: // an SSE event, a WebSocket message
 		it.data, it.pooled = tp.buffers.copyOf(class, src), true
 	default:
-		it.data = append(make([]byte, 0, len(src)), src...) // never nil: an empty Frame is a message
+		it.data = appendInSteps(make([]byte, 0, len(src)), src) // never nil: an empty Frame is a message
 	}
 	select {
 	case tp.queue <- it:

@@ -127,9 +127,12 @@ func (wa *watch) deliver(next, last uint64) uint64 {
 			if err != nil || seg == nil {
 				return err
 			}
-			all := segmentBodies(tx, seg.first)
+			all, owned := segmentBodies(tx, seg.first)
 			if int64(len(all)) == seg.offsets[len(seg.offsets)-1] {
-				bodies = bytes.Clone(all)
+				bodies = all
+				if !owned {
+					bodies = bytes.Clone(all)
+				}
 			}
 			end := min(seg.first+uint64(len(seg.recs))-1, last)
 			for seq := max(next, seg.first); seq <= end; seq++ {
