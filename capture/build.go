@@ -164,6 +164,8 @@ func (b *builder) handle(it *item) {
 	}
 	var endedLost bool
 	switch it.kind {
+	case itemLong:
+		b.completeLong(it, f)
 	case itemChunk:
 		endedLost = f.Push(it.data, emit)
 	case itemEnd:
@@ -195,6 +197,12 @@ func (b *builder) own(line []byte) {
 func (b *builder) flushAll() {
 	b.w.tap.streams.Range(func(key, v any) bool {
 		k, st := key.(streamKey), v.(*tapStream)
+		if st.long != nil { // the tap's now: it is shut
+			b.w.tap.longWaiting.Add(1) // as if handed over
+			b.handle(&item{kind: itemLong, stream: k.stream, dir: k.stream.Dir(), conn: k.conn,
+				t: time.Now().UnixNano(), flags: wire.FlagPartial, data: st.long, prefix: st.longFrom})
+			st.long = nil
+		}
 		if st.gap.Swap(false) {
 			b.handle(&item{kind: itemChunk, stream: k.stream, dir: k.stream.Dir(), conn: k.conn,
 				t: time.Now().UnixNano(), gap: true, resync: st.midLine.Load()})

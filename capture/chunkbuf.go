@@ -58,7 +58,9 @@ const slabBytes = 4 << 20
 // 1.11×, and the 100 MB one from 1.22× to 1.08×. The pool is memory held
 // for the run, and peak RSS with one 100 MiB line must stay under
 // 64 MiB + twice the line (264 MiB). With slabs, whose huge pages count
-// whole, 32 MiB came to 263-265 MiB and 24 MiB to 255 MiB.
+// whole, 32 MiB came to 263-265 MiB and 24 MiB to 255 MiB. Since the
+// tap assembles a line past longLineStart itself, only that much of a
+// huge line waits in the framer.
 const keptBytes = 24 << 20
 
 const maxPooledChunk = 256 << 10

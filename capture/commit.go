@@ -79,7 +79,7 @@ func (w *Writer) build() {
 			w.spill(sp, it)
 			return
 		}
-		w.tap.queued.Add(-int64(len(it.data)))
+		w.tap.queued.Add(-it.queuedBytes())
 		handle(&it)
 	}
 	stop := w.stop

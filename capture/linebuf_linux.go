@@ -1,13 +1,16 @@
 package capture
 
 import (
+	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 // lineBuffers holds the lines that span chunks once the builder
-// assembles them (wire.Framer.Alloc). A line past mappedLineBytes goes to
+// assembles them (wire.Framer.Alloc), and the long lines the tap
+// assembles as they arrive (startLong, growLong). A line past
+// mappedLineBytes goes to
 // an anonymous mapping that asks for huge pages, and once the line is
 // committed the mapping waits in spare for the next such line rather
 // than going back to the OS. Memory the process has not touched lately
@@ -17,11 +20,13 @@ import (
 // spareLines mappings are kept, told to the kernel it may reclaim them
 // (MADV_FREE) should memory run short.
 //
-// The builder alone calls alloc and take; the committer, giveBack.
+// The builder calls alloc and take, the tap's streams startLong and
+// growLong, the committer giveBack (and the tap, for a line it drops).
 type lineBuffers struct {
+	mu     sync.Mutex
 	mapped map[*byte]int // base of each mapping in use → its length
-	spare  chan []byte   // committed mappings, whole, for reuse
 	made   int           // mappings made so far
+	spare  chan []byte   // committed mappings, whole, for reuse
 }
 
 // mappedLineBytes is the size past which a line is assembled in a
@@ -43,21 +48,85 @@ func (lb *lineBuffers) alloc(n int) []byte {
 	if n <= mappedLineBytes {
 		return make([]byte, 0, n)
 	}
+	m := lb.mapping(n)
+	if m == nil { // out of mappings: ordinary memory still works
+		return make([]byte, 0, n)
+	}
+	return m[:0:n]
+}
+
+// mapping returns a mapping in use of at least n bytes, a spare one if
+// one is large enough, or nil if none can be made.
+func (lb *lineBuffers) mapping(n int) []byte {
 	m := lb.reuse(n)
 	if m == nil {
 		var err error
-		m, err = unix.Mmap(-1, 0, (n+hugePage-1)&^(hugePage-1), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-		if err != nil { // out of mappings: ordinary memory still works
-			return make([]byte, 0, n)
+		m, err = unix.Mmap(-1, 0, wholeHugePages(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		if err != nil {
+			return nil
 		}
 		_ = unix.Madvise(m, unix.MADV_HUGEPAGE) // best effort: without it, 4 KiB pages
+		lb.mu.Lock()
 		lb.made++
+		lb.mu.Unlock()
 	}
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
 	if lb.mapped == nil {
 		lb.mapped = make(map[*byte]int)
 	}
 	lb.mapped[unsafe.SliceData(m)] = len(m)
-	return m[:0:n]
+	return m
+}
+
+// wholeHugePages rounds n up to whole huge pages.
+func wholeHugePages(n int) int { return (n + hugePage - 1) &^ (hugePage - 1) }
+
+// startLong returns a mapping, empty, with room for at least n bytes,
+// for a line the tap assembles as it arrives; nil if none can be made.
+func (lb *lineBuffers) startLong(n int) []byte {
+	select {
+	case m := <-lb.spare: // whatever its size: growLong makes room
+		lb.mu.Lock()
+		if lb.mapped == nil {
+			lb.mapped = make(map[*byte]int)
+		}
+		lb.mapped[unsafe.SliceData(m)] = len(m)
+		lb.mu.Unlock()
+		return lb.growLong(m[:0], n)
+	default:
+	}
+	if m := lb.mapping(n); m != nil {
+		return m[:0]
+	}
+	return nil
+}
+
+// growLong returns b, a line begun by startLong, with room for at least n
+// bytes: the kernel moves the mapping's pages to a larger one without
+// copying a byte (mremap), at least doubling it. It returns nil, with b's
+// mapping given back, if the mapping cannot grow.
+func (lb *lineBuffers) growLong(b []byte, n int) []byte {
+	if n <= cap(b) {
+		return b
+	}
+	p := unsafe.SliceData(b[:cap(b)])
+	lb.mu.Lock()
+	old := unsafe.Slice(p, lb.mapped[p])
+	lb.mu.Unlock()
+	g, err := unix.Mremap(old, wholeHugePages(max(n, 2*len(old))), unix.MREMAP_MAYMOVE)
+	lb.mu.Lock()
+	delete(lb.mapped, p)
+	if err == nil {
+		lb.mapped[unsafe.SliceData(g)] = len(g)
+	}
+	lb.mu.Unlock()
+	if err != nil {
+		_ = unix.Munmap(old)
+		return nil
+	}
+	_ = unix.Madvise(g, unix.MADV_HUGEPAGE)
+	return g[:len(b)]
 }
 
 // reuse returns a spare mapping of at least n bytes, or nil. One too
@@ -83,10 +152,12 @@ func newLineBuffers() lineBuffers {
 // take hands over the mapping a finished line lives in, if it does, for
 // giveBack once the line is committed.
 func (lb *lineBuffers) take(line []byte) []byte {
-	if len(lb.mapped) == 0 || cap(line) == 0 {
+	if cap(line) == 0 {
 		return nil
 	}
 	p := unsafe.SliceData(line)
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
 	size, ok := lb.mapped[p]
 	if !ok {
 		return nil

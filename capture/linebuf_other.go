@@ -3,8 +3,12 @@
 package capture
 
 // lineBuffers is empty where huge pages cannot be asked for: the framer
-// assembles lines in ordinary memory.
+// assembles lines in ordinary memory, long ones too (startLong declines).
 type lineBuffers struct{}
+
+func (lb *lineBuffers) startLong(int) []byte { return nil }
+
+func (lb *lineBuffers) growLong([]byte, int) []byte { return nil }
 
 func newLineBuffers() lineBuffers { return lineBuffers{} }
 

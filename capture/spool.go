@@ -280,7 +280,7 @@ const spillBatch = 256
 func (w *Writer) unspool(sp *spool) (item, bool) {
 	it, fromDisk, err := sp.pop(w.tap.buffers.alloc)
 	if !fromDisk {
-		w.tap.queued.Add(-int64(len(it.data)))
+		w.tap.queued.Add(-it.queuedBytes())
 	}
 	if err == nil {
 		return it, true

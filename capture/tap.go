@@ -27,6 +27,9 @@ const (
 	itemLine
 	// itemSync asks for what came before it to be committed (Writer.sync).
 	itemSync
+	// itemLong is the rest of a long line the tap assembled (see
+	// tap_long.go): data, its first prefix bytes left for the framer.
+	itemLong
 )
 
 // item is one hand-off from the tap to the framing goroutine.
@@ -48,6 +51,16 @@ type item struct {
 	// pooled: data is the tap's copy in recycled memory, given back
 	// once the builder has copied it into a segment.
 	pooled bool
+	prefix int // itemLong: bytes at the front the framer holds
+}
+
+// queuedBytes is what the item counts for in the queue's byte bound: its
+// data, but for a long line's, which is bounded by longLinesWaiting.
+func (it *item) queuedBytes() int64 {
+	if it.kind == itemLong {
+		return 0
+	}
+	return int64(len(it.data))
 }
 
 type streamKey struct {
@@ -56,10 +69,16 @@ type streamKey struct {
 }
 
 // tapStream is the tap's memory of one stream: whether bytes were
-// dropped since the last chunk that got through.
+// dropped since the last chunk that got through, and the line in
+// progress (see tap_long.go).
 type tapStream struct {
 	gap     atomic.Bool
 	midLine atomic.Bool
+
+	lineLen  int    // bytes of the line in progress so far
+	lineLost bool   // some of them were dropped
+	long     []byte // the line, once the tap assembles it
+	longFrom int    // where in long the tap's bytes begin
 }
 
 // tap holds the queue and the loss counters.
@@ -73,7 +92,9 @@ type tap struct {
 	lostMsgs   atomic.Int64
 	lostBytes  atomic.Int64
 	lossEvents atomic.Int64 // drops, so the writer can tell bursts apart
-	buffers    chunkBuffers
+	// longWaiting counts long lines handed over and not yet recorded.
+	longWaiting atomic.Int32
+	buffers     chunkBuffers
 }
 
 func (tp *tap) stream(conn uint32, s Stream) *tapStream {
@@ -182,17 +203,28 @@ func (w *Writer) Chunk(conn uint32, s Stream, t int64, b []byte) {
 	}
 	tp := &w.tap
 	st := tp.stream(conn, s)
-	it := item{kind: itemChunk, stream: s, dir: s.Dir(), conn: conn, t: t}
-	if st.gap.Load() {
-		it.gap, it.resync = true, st.midLine.Load()
-	}
-	if !tp.offer(it, b) {
+	tp.offering.Add(1) // the stream's line fields are ours until it ends
+	defer tp.offering.Add(-1)
+	if tp.closed.Load() {
 		tp.dropChunk(st, b)
 		return
 	}
-	if it.gap {
+	it := item{kind: itemChunk, stream: s, dir: s.Dir(), conn: conn, t: t}
+	if st.long != nil {
+		if b = w.extendLong(st, it, b); len(b) == 0 {
+			return
+		}
+	}
+	if st.gap.Load() {
+		it.gap, it.resync = true, st.midLine.Load()
+	}
+	queued := tp.offer(it, b)
+	if !queued {
+		tp.dropChunk(st, b)
+	} else if it.gap {
 		st.gap.Store(false)
 	}
+	w.noteLine(st, b, !queued)
 }
 
 // EndStream marks the end of a stream; a final partial line is recorded
@@ -200,6 +232,15 @@ func (w *Writer) Chunk(conn uint32, s Stream, t int64, b []byte) {
 func (w *Writer) EndStream(conn uint32, s Stream, t int64) {
 	tp := &w.tap
 	st := tp.stream(conn, s)
+	tp.offering.Add(1)
+	defer tp.offering.Add(-1)
+	if tp.closed.Load() {
+		return // Close flushes the stream (flushAll)
+	}
+	if st.long != nil {
+		w.handOverLong(st, item{stream: s, dir: s.Dir(), conn: conn, t: t, flags: wire.FlagPartial})
+	}
+	st.lineLen, st.lineLost = 0, false
 	it := item{kind: itemEnd, stream: s, dir: s.Dir(), conn: conn, t: t}
 	if st.gap.Load() {
 		it.gap, it.resync = true, st.midLine.Load()

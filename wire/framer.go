@@ -91,6 +91,25 @@ func (f *Framer) Flush(emit func(frame []byte)) (endedLost bool) {
 // Pending reports how many bytes of an unfinished frame are held.
 func (f *Framer) Pending() int { return f.pending }
 
+// Complete ends the frame in progress with one assembled elsewhere: line
+// holds the whole frame except its first prefix bytes, which are the
+// pieces the Framer holds, and Complete copies them there. It reports
+// false when it does not hold exactly prefix bytes, or is skipping a
+// frame after a Gap: part of the frame was lost, and line is not one.
+// Either way the Framer then holds nothing and starts a new frame.
+func (f *Framer) Complete(line []byte, prefix int) bool {
+	ok := !f.skipping && f.pending == prefix && prefix <= len(line)
+	if ok {
+		off := 0
+		for _, p := range f.pieces {
+			off += copy(line[off:], p)
+		}
+	}
+	f.skipping = false
+	f.drop()
+	return ok
+}
+
 // assemble joins the pending pieces and last into one exact-size slice.
 func (f *Framer) assemble(last []byte) []byte {
 	var out []byte
@@ -103,6 +122,12 @@ func (f *Framer) assemble(last []byte) []byte {
 		out = append(out, p...)
 	}
 	out = append(out, last...)
+	f.drop()
+	return out
+}
+
+// drop lets go of the pending pieces.
+func (f *Framer) drop() {
 	clear(f.pieces)
 	f.pieces = f.pieces[:0]
 	f.pending = 0
@@ -111,5 +136,4 @@ func (f *Framer) assemble(last []byte) []byte {
 	}
 	clear(f.held)
 	f.held = f.held[:0]
-	return out
 }

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
@@ -144,5 +145,52 @@ func TestFramerGapEndsSkip(t *testing.T) {
 	}
 	if len(frames) != 2 || frames[0] != "k" || frames[1] != "l" {
 		t.Errorf("frames after the gap = %q, want [k l]", frames)
+	}
+}
+
+// TestFramerComplete: a frame finished elsewhere gets the pieces the
+// Framer holds copied to its front, unless what it holds does not match
+// (bytes were lost); either way the Framer starts afresh.
+func TestFramerComplete(t *testing.T) {
+	tests := []struct {
+		name   string
+		pushed []string // chunks before Complete
+		gap    bool     // a Gap with resync after them
+		prefix int
+		ok     bool
+	}{
+		{"holds the prefix, in pieces", []string{"ab", "cd"}, false, 4, true},
+		{"holds nothing, prefix nothing", nil, false, 0, true},
+		{"holds less than the prefix", []string{"ab"}, false, 4, false},
+		{"holds more than the prefix", []string{"abcde"}, false, 4, false},
+		{"skipping after a gap", []string{"ab", "cd"}, true, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var f Framer
+			var frames []string
+			emit := func(fr []byte, _ bool) { frames = append(frames, string(fr)) }
+			for _, c := range tt.pushed {
+				f.Push([]byte(c), emit)
+			}
+			if tt.gap {
+				f.Gap(true, emit)
+				frames = nil
+			}
+			line := append(bytes.Repeat([]byte{'.'}, tt.prefix), "XYZ"...)
+			if got := f.Complete(line, tt.prefix); got != tt.ok {
+				t.Fatalf("Complete = %v, want %v", got, tt.ok)
+			}
+			if tt.ok && string(line) != strings.Join(tt.pushed, "")+"XYZ" {
+				t.Errorf("line = %q, want the pieces then XYZ", line)
+			}
+			if f.Pending() != 0 {
+				t.Errorf("%d bytes still pending", f.Pending())
+			}
+			f.Push([]byte("next\n"), emit)
+			if len(frames) != 1 || frames[0] != "next" {
+				t.Errorf("after Complete, frames %q; want [next]", frames)
+			}
+		})
 	}
 }
