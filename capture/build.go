@@ -197,11 +197,14 @@ func (b *builder) own(line []byte) {
 func (b *builder) flushAll() {
 	b.w.tap.streams.Range(func(key, v any) bool {
 		k, st := key.(streamKey), v.(*tapStream)
-		if st.long != nil { // the tap's now: it is shut
+		st.mu.Lock()
+		long, from := st.long, st.longFrom
+		st.long = nil
+		st.mu.Unlock()
+		if long != nil { // the tap is shut: the line ends here
 			b.w.tap.longWaiting.Add(1) // as if handed over
 			b.handle(&item{kind: itemLong, stream: k.stream, dir: k.stream.Dir(), conn: k.conn,
-				t: time.Now().UnixNano(), flags: wire.FlagPartial, data: st.long, prefix: st.longFrom})
-			st.long = nil
+				t: time.Now().UnixNano(), flags: wire.FlagPartial, data: long, prefix: from})
 		}
 		if st.gap.Swap(false) {
 			b.handle(&item{kind: itemChunk, stream: k.stream, dir: k.stream.Dir(), conn: k.conn,

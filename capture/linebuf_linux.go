@@ -83,7 +83,8 @@ func (lb *lineBuffers) mapping(n int) []byte {
 func wholeHugePages(n int) int { return (n + hugePage - 1) &^ (hugePage - 1) }
 
 // startLong returns a mapping, empty, with room for at least n bytes,
-// for a line the tap assembles as it arrives; nil if none can be made.
+// for a line the tap assembles as it arrives: a spare one if one waits;
+// nil if none can be made.
 func (lb *lineBuffers) startLong(n int) []byte {
 	select {
 	case m := <-lb.spare: // whatever its size: growLong makes room

@@ -75,6 +75,10 @@ type tapStream struct {
 	gap     atomic.Bool
 	midLine atomic.Bool
 
+	// mu guards the line fields: a stream's chunks come from one
+	// goroutine, but its end may be recorded from another (a pump
+	// abandoned in a read, an interceptor's injected line).
+	mu       sync.Mutex
 	lineLen  int    // bytes of the line in progress so far
 	lineLost bool   // some of them were dropped
 	long     []byte // the line, once the tap assembles it
@@ -147,7 +151,15 @@ const freshQueueBytes = 16 << 20
 func (tp *tap) offer(it item, src []byte) bool {
 	tp.offering.Add(1)
 	defer tp.offering.Add(-1)
-	if tp.closed.Load() || !tp.reserve(len(src)) {
+	return !tp.closed.Load() && tp.enqueue(it, src)
+}
+
+// enqueue is offer for a caller already counted in tp.offering that has
+// seen the tap open (Chunk, EndStream): the counter is shared by every
+// stream, and one update less per chunk is one cache line less to pass
+// between the cores.
+func (tp *tap) enqueue(it item, src []byte) bool {
+	if !tp.reserve(len(src)) {
 		return false
 	}
 	class := tp.buffers.class(len(src)) // negative: not a size the pool keeps
@@ -209,6 +221,8 @@ func (w *Writer) Chunk(conn uint32, s Stream, t int64, b []byte) {
 		tp.dropChunk(st, b)
 		return
 	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	it := item{kind: itemChunk, stream: s, dir: s.Dir(), conn: conn, t: t}
 	if st.long != nil {
 		if b = w.extendLong(st, it, b); len(b) == 0 {
@@ -218,7 +232,7 @@ func (w *Writer) Chunk(conn uint32, s Stream, t int64, b []byte) {
 	if st.gap.Load() {
 		it.gap, it.resync = true, st.midLine.Load()
 	}
-	queued := tp.offer(it, b)
+	queued := tp.enqueue(it, b)
 	if !queued {
 		tp.dropChunk(st, b)
 	} else if it.gap {
@@ -237,6 +251,8 @@ func (w *Writer) EndStream(conn uint32, s Stream, t int64) {
 	if tp.closed.Load() {
 		return // Close flushes the stream (flushAll)
 	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	if st.long != nil {
 		w.handOverLong(st, item{stream: s, dir: s.Dir(), conn: conn, t: t, flags: wire.FlagPartial})
 	}
@@ -245,7 +261,7 @@ func (w *Writer) EndStream(conn uint32, s Stream, t int64) {
 	if st.gap.Load() {
 		it.gap, it.resync = true, st.midLine.Load()
 	}
-	if tp.offer(it, nil) && it.gap {
+	if tp.enqueue(it, nil) && it.gap {
 		st.gap.Store(false)
 	}
 }

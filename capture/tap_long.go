@@ -18,32 +18,47 @@ import (
 // none of it is dropped until it ends: it holds the memory it would have
 // held in the framer. Nine 100 MB lines echoed through the proxy half a
 // second apart, three runs alternating with the build before: medians of
-// 153–160 ms against 208–236 ms (the minimal forwarder took 181 ms),
-// and capture lost none of them against 14–158 MB.
+// 145–149 ms against 179–232 ms (the minimal forwarder took 179 ms), the
+// slowest echo 168–182 ms against 297–358 ms, and capture lost none of
+// them against 118–203 MB.
+//
+// The tap takes a line over only while capture is idle: no long line
+// waits for the builder and the queue is not filling. Behind, the
+// chunks' path costs the wire less, since it drops what capture cannot
+// keep (see freshQueueBytes) where a long line is copied whole whatever
+// capture then makes of it. Taking every long line it could, the proxy
+// forwarded 10 MB lines paced at 1333 MB/s at 605–829 MB/s against
+// 992–1142 before (capture kept 30–43 of 50 against 13–15); idle only,
+// at 940–1171 against 1012–1171, keeping as many as before, while the
+// echoes of single huge lines kept their gain (acpscope bench, two runs
+// of each, alternating).
 //
 // The first longLineStart bytes have gone through the queue as chunks by
 // then, and wait in the builder's framer. The tap leaves room for them at
 // the front of the mapping, and the builder copies them there
 // (wire.Framer.Complete) when the line's end arrives as an itemLong.
 //
-// tapStream's line fields belong to the goroutine calling Chunk and
-// EndStream for that stream, always inside an offer (tap.offering);
-// after shut they belong to the builder (flushAll).
+// tapStream's line fields are guarded by its mutex, taken by Chunk and
+// EndStream inside an offer (tap.offering), and after shut by the
+// builder (flushAll).
 
 // longLineStart is the length past which the tap assembles a line.
 const longLineStart = 4 << 20
 
 // noteLine follows the line in progress through b, which has just been
 // offered (and queued or dropped), and has the tap assemble it from now
-// on once it is long and none of it was lost.
+// on once it is long, none of it was lost and capture is idle.
 func (w *Writer) noteLine(st *tapStream, b []byte, dropped bool) {
-	if nl := bytes.LastIndexByte(b, '\n'); nl >= 0 {
-		st.lineLen, st.lineLost = len(b)-nl-1, false
-	} else {
+	// IndexByte first: it is vectorised, and LastIndexByte, a byte at a
+	// time, read a chunk without a newline (most of a long line) at about
+	// 1 GB/s on the forwarding goroutine.
+	if bytes.IndexByte(b, '\n') < 0 {
 		st.lineLen += len(b)
+	} else {
+		st.lineLen, st.lineLost = len(b)-bytes.LastIndexByte(b, '\n')-1, false
 	}
 	st.lineLost = st.lineLost || dropped
-	if st.lineLen > longLineStart && !st.lineLost {
+	if st.lineLen > longLineStart && !st.lineLost && w.tap.longWaiting.Load() == 0 && !w.behind() {
 		if m := w.lines.startLong(2 * st.lineLen); m != nil {
 			st.long, st.longFrom = m[:st.lineLen], st.lineLen
 		}

@@ -219,3 +219,22 @@ func assertNoMappingsInUse(t *testing.T, w *Writer) {
 		t.Errorf("%d line mappings still in use after Close", n)
 	}
 }
+
+// TestLongLinesOnlyWhileIdle: while a long line waits for the builder,
+// the tap leaves the next one to the chunks' path, which records it all
+// the same.
+func TestLongLinesOnlyWhileIdle(t *testing.T) {
+	w := createTest(t, WriterOptions{NoFeed: true, NoSync: true})
+	line := bytes.Repeat([]byte{'i'}, 6<<20)
+	w.tap.longWaiting.Add(1) // as if one waited
+	sendInChunks(t, w, StreamAgent, line)
+	if len(w.tap.stream(0, StreamAgent).long) != 0 {
+		t.Error("the tap took a line over while another waited for the builder")
+	}
+	w.tap.longWaiting.Add(-1)
+	sendInChunks(t, w, StreamAgent, []byte("\n"))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	assertRecorded(t, openTest(t, w.Path()), []longRecord{{StreamAgent, line, 0}})
+}
