@@ -3,6 +3,7 @@ package capture
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -17,14 +18,14 @@ type longRecord struct {
 	flags  wire.Flags // FlagPartial, FlagTruncated
 }
 
-// sendInChunks hands b to the tap in chunks of 64 KiB, waiting for room
-// in the queue, bytes and items, before each so that nothing is dropped.
+// sendInChunks hands b to the tap in chunks of 64 KiB, each once the
+// builder has taken everything before it, so that nothing is dropped and
+// capture is idle when a line grows long.
 func sendInChunks(t *testing.T, w *Writer, s Stream, b []byte) {
 	t.Helper()
 	for off := 0; off < len(b); off += 64 << 10 {
-		waitForQueueRoom(t, w)
-		waitUntil(t, func() bool { return len(w.tap.queue) < cap(w.tap.queue)/2 },
-			func() string { return fmt.Sprintf("%d of %d items queued", len(w.tap.queue), cap(w.tap.queue)) })
+		waitUntil(t, func() bool { return len(w.tap.queue) == 0 && w.tap.queued.Load() == 0 },
+			func() string { return fmt.Sprintf("%d items, %d bytes queued", len(w.tap.queue), w.tap.queued.Load()) })
 		w.Chunk(0, s, time.Now().UnixNano(), bytes.Clone(b[off:min(off+64<<10, len(b))]))
 	}
 }
@@ -105,19 +106,39 @@ func assertRecorded(t *testing.T, r *Reader, want []longRecord) {
 }
 
 // stallBuilder fills the commits waiting and the tap's queue behind a
-// committer held at gate, with short lines on the client stream, until
-// the tap drops one, and returns how many it sent.
+// committer held at its gate, with short lines on the client stream (a
+// group each), until the builder holds a group it cannot hand over and
+// the queue stays full; a last line is then dropped. It returns how many
+// lines it sent.
 func stallBuilder(t *testing.T, w *Writer) int {
 	t.Helper()
 	sent := 0
-	deadline := time.Now().Add(waitLimit)
-	for w.Stats().Loss.Messages == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d lines sent with the committer held and none dropped", sent)
-		}
+	send := func() {
 		w.Chunk(0, StreamClient, time.Now().UnixNano(), []byte(notif(sent)+"\n"))
 		sent++
-		time.Sleep(time.Millisecond) // let the builder take what it can
+	}
+	full := func() bool { return len(w.commits) == cap(w.commits) && len(w.tap.queue) == cap(w.tap.queue) }
+	deadline := time.Now().Add(waitLimit)
+	for stable := 0; stable < 3; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d lines sent with the committer held, and the builder still takes them", sent)
+		}
+		for !full() && time.Now().Before(deadline) {
+			send()
+			time.Sleep(time.Millisecond) // the builder takes what it can
+		}
+		records := w.Stats().Records
+		time.Sleep(100 * time.Millisecond) // a builder not yet stuck takes one more
+		if full() && w.Stats().Records == records {
+			stable++
+		} else {
+			stable = 0
+		}
+	}
+	lost := w.Stats().Loss.Messages
+	send()
+	if w.Stats().Loss.Messages == lost {
+		t.Fatal("a line sent into a full queue was not dropped")
 	}
 	return sent
 }
@@ -134,6 +155,9 @@ func TestLongLineDroppedAtItsEnd(t *testing.T) {
 	t.Cleanup(openGate) // before Close, which waits for the committer
 	line := bytes.Repeat([]byte{'L'}, 6<<20)
 	sendInChunks(t, w, StreamAgent, line)
+	if runtime.GOOS == "linux" && len(w.tap.stream(0, StreamAgent).long) == 0 {
+		t.Fatal("a line of 6 MiB sent to an idle capture is not the tap's")
+	}
 	short := stallBuilder(t, w)
 	lostBefore := w.Stats().Loss.Messages
 	w.Chunk(0, StreamAgent, time.Now().UnixNano(), []byte("\n"))
