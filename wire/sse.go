@@ -32,8 +32,14 @@ type SSEEvent struct {
 // with no size limit. It accepts LF, CRLF and CR line endings, also split
 // across chunks, and skips one leading byte-order mark.
 type SSEDecoder struct {
-	line    []byte // an unfinished line carried between chunks
-	data    []byte
+	line []byte // an unfinished line carried between chunks
+	data []byte
+	// view is the event's one data line while it is a slice of the chunk
+	// being pushed, copied into data before Push returns or another data
+	// line comes: an event whose data and end arrive in one chunk, as a
+	// flushed event does, is handed out without a copy.
+	view    []byte
+	inChunk bool // the line being processed is a slice of the chunk
 	hasData bool
 	ev      SSEEvent
 	pending bool // a field line has been seen since the last dispatch
@@ -55,9 +61,11 @@ func (d *SSEDecoder) Push(chunk []byte, emit func(*SSEEvent)) {
 			chunk = chunk[1:]
 		}
 	}
+	defer d.keepView()
 	for len(chunk) > 0 {
 		end := lineEnd(chunk)
 		if end < 0 {
+			d.keepView()
 			d.line = append(d.line, chunk...)
 			return
 		}
@@ -70,7 +78,9 @@ func (d *SSEDecoder) Push(chunk []byte, emit func(*SSEEvent)) {
 			}
 		}
 		if len(d.line) == 0 {
+			d.inChunk = true
 			d.processLine(chunk[:end], emit)
+			d.inChunk = false
 		} else {
 			d.line = append(d.line, chunk[:end]...)
 			d.processLine(d.line, emit)
@@ -142,10 +152,15 @@ func (d *SSEDecoder) processLine(line []byte, emit func(*SSEEvent)) {
 func (d *SSEDecoder) field(name string, value []byte) {
 	switch name {
 	case "data":
-		if d.hasData {
-			d.data = append(d.data, '\n')
+		if !d.hasData && d.inChunk {
+			d.view = value
+		} else {
+			d.keepView()
+			if d.hasData {
+				d.data = append(d.data, '\n')
+			}
+			d.data = append(d.data, value...)
 		}
-		d.data = append(d.data, value...)
 		d.hasData = true
 	case "event":
 		d.ev.Event = string(value)
@@ -166,6 +181,15 @@ func (d *SSEDecoder) field(name string, value []byte) {
 	d.pending = true
 }
 
+// keepView copies the event's data line out of the chunk it is a slice
+// of, which the caller may reuse once Push returns.
+func (d *SSEDecoder) keepView() {
+	if d.view != nil {
+		d.data = append(d.data[:0], d.view...)
+		d.view = nil
+	}
+}
+
 // dispatch emits the event being built and starts a new one. An event
 // without data lines is reported too (Data nil): a lone "id:" moves the
 // stream's resume point, which a recorder wants to see.
@@ -173,6 +197,9 @@ func (d *SSEDecoder) dispatch(emit func(*SSEEvent)) {
 	ev := d.ev
 	if d.hasData {
 		ev.Data = d.data
+		if d.view != nil {
+			ev.Data, d.view = d.view, nil
+		}
 		if ev.Data == nil {
 			ev.Data = []byte{}
 		}

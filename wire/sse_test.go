@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // sseString renders decoded events compactly so tables can compare them.
@@ -89,6 +90,56 @@ func TestSSEDecoder(t *testing.T) {
 			}
 			if got1 := decodeAll(chunks...); strings.Join(got1, "|") != strings.Join(tt.want, "|") {
 				t.Fatalf("byte by byte got %q, want %q", got1, tt.want)
+			}
+		})
+	}
+}
+
+// TestSSEDecoderReusedChunks: the caller reuses one buffer for every
+// chunk, as a reader does. An event whose data and end arrive in one
+// chunk is handed out as a slice of it, without a copy; one whose end
+// comes in a later chunk still holds its own bytes, whatever the buffer
+// holds by then.
+func TestSSEDecoderReusedChunks(t *testing.T) {
+	tests := []struct {
+		name    string
+		chunks  []string
+		want    []string
+		inChunk bool // the first event's data is a slice of its chunk
+	}{
+		{"data and end in one chunk", []string{"data: abc\n\n"}, []string{"abc"}, true},
+		{"end in the next chunk", []string{"data: abc\n", "\n"}, []string{"abc"}, false},
+		{"line split across chunks", []string{"data: a", "bc\n\n"}, []string{"abc"}, false},
+		{"two data lines, one chunk", []string{"data: a\ndata: b\n\n"}, []string{"a\nb"}, false},
+		{"second data line in the next chunk", []string{"data: a\n", "data: b\n\n"}, []string{"a\nb"}, false},
+		{"two events, one chunk", []string{"data: 1\n\ndata: 2\n\n"}, []string{"1", "2"}, true},
+		{"an event then a cut one", []string{"data: 1\n\ndata: 2\n", "\n"}, []string{"1", "2"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var d SSEDecoder
+			buf := make([]byte, 64)
+			var got []string
+			inChunk := false
+			for _, c := range tt.chunks {
+				chunk := buf[:copy(buf, c)]
+				d.Push(chunk, func(e *SSEEvent) {
+					if len(got) == 0 && len(e.Data) > 0 {
+						p := &e.Data[0]
+						inChunk = uintptr(unsafe.Pointer(p)) >= uintptr(unsafe.Pointer(&buf[0])) &&
+							uintptr(unsafe.Pointer(p)) < uintptr(unsafe.Pointer(&buf[0]))+uintptr(len(buf))
+					}
+					got = append(got, string(e.Data))
+				})
+				for i := range buf { // the caller reads its next chunk into the same buffer
+					buf[i] = '#'
+				}
+			}
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+				t.Fatalf("events %q, want %q", got, tt.want)
+			}
+			if inChunk != tt.inChunk {
+				t.Errorf("first event's data a slice of its chunk: %v, want %v", inChunk, tt.inChunk)
 			}
 		})
 	}
