@@ -1,7 +1,7 @@
 package capture
 
 import (
-	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -20,13 +20,15 @@ import (
 // spareLines mappings are kept, told to the kernel it may reclaim them
 // (MADV_FREE) should memory run short.
 //
-// The builder calls alloc and take, the tap's streams startLong and
-// growLong, the committer giveBack (and the tap, for a line it drops).
+// The builder alone calls alloc and take, the committer giveBack. A long
+// line's mapping is the tap's (startLong, growLong) and travels whole
+// with the line, its capacity the mapping's length, so the tap takes no
+// lock the builder or the committer might hold at low priority.
 type lineBuffers struct {
-	mu     sync.Mutex
-	mapped map[*byte]int // base of each mapping in use → its length
-	made   int           // mappings made so far
+	mapped map[*byte]int // base of each mapping alloc handed out → its length
 	spare  chan []byte   // committed mappings, whole, for reuse
+	made   atomic.Int32  // mappings made so far
+	live   atomic.Int32  // mappings not yet unmapped
 }
 
 // mappedLineBytes is the size past which a line is assembled in a
@@ -48,56 +50,52 @@ func (lb *lineBuffers) alloc(n int) []byte {
 	if n <= mappedLineBytes {
 		return make([]byte, 0, n)
 	}
-	m := lb.mapping(n)
-	if m == nil { // out of mappings: ordinary memory still works
-		return make([]byte, 0, n)
-	}
-	return m[:0:n]
-}
-
-// mapping returns a mapping in use of at least n bytes, a spare one if
-// one is large enough, or nil if none can be made.
-func (lb *lineBuffers) mapping(n int) []byte {
 	m := lb.reuse(n)
 	if m == nil {
-		var err error
-		m, err = unix.Mmap(-1, 0, wholeHugePages(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-		if err != nil {
-			return nil
+		if m = lb.newMapping(n); m == nil { // out of mappings: ordinary memory still works
+			return make([]byte, 0, n)
 		}
-		_ = unix.Madvise(m, unix.MADV_HUGEPAGE) // best effort: without it, 4 KiB pages
-		lb.mu.Lock()
-		lb.made++
-		lb.mu.Unlock()
 	}
-	lb.mu.Lock()
-	defer lb.mu.Unlock()
 	if lb.mapped == nil {
 		lb.mapped = make(map[*byte]int)
 	}
 	lb.mapped[unsafe.SliceData(m)] = len(m)
+	return m[:0:n]
+}
+
+// newMapping maps fresh memory for n bytes, in whole huge pages, or
+// returns nil.
+func (lb *lineBuffers) newMapping(n int) []byte {
+	m, err := unix.Mmap(-1, 0, wholeHugePages(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return nil
+	}
+	_ = unix.Madvise(m, unix.MADV_HUGEPAGE) // best effort: without it, 4 KiB pages
+	lb.made.Add(1)
+	lb.live.Add(1)
 	return m
+}
+
+// unmap gives m back to the OS.
+func (lb *lineBuffers) unmap(m []byte) {
+	if unix.Munmap(m) == nil {
+		lb.live.Add(-1)
+	}
 }
 
 // wholeHugePages rounds n up to whole huge pages.
 func wholeHugePages(n int) int { return (n + hugePage - 1) &^ (hugePage - 1) }
 
-// startLong returns a mapping, empty, with room for at least n bytes,
-// for a line the tap assembles as it arrives: a spare one if one waits;
-// nil if none can be made.
+// startLong returns a mapping, empty, with room for at least n bytes and
+// the whole mapping as its capacity, for a line the tap assembles as it
+// arrives: a spare one if one waits; nil if none can be made.
 func (lb *lineBuffers) startLong(n int) []byte {
 	select {
 	case m := <-lb.spare: // whatever its size: growLong makes room
-		lb.mu.Lock()
-		if lb.mapped == nil {
-			lb.mapped = make(map[*byte]int)
-		}
-		lb.mapped[unsafe.SliceData(m)] = len(m)
-		lb.mu.Unlock()
 		return lb.growLong(m[:0], n)
 	default:
 	}
-	if m := lb.mapping(n); m != nil {
+	if m := lb.newMapping(n); m != nil {
 		return m[:0]
 	}
 	return nil
@@ -111,19 +109,10 @@ func (lb *lineBuffers) growLong(b []byte, n int) []byte {
 	if n <= cap(b) {
 		return b
 	}
-	p := unsafe.SliceData(b[:cap(b)])
-	lb.mu.Lock()
-	old := unsafe.Slice(p, lb.mapped[p])
-	lb.mu.Unlock()
+	old := b[:cap(b)]
 	g, err := unix.Mremap(old, wholeHugePages(max(n, 2*len(old))), unix.MREMAP_MAYMOVE)
-	lb.mu.Lock()
-	delete(lb.mapped, p)
-	if err == nil {
-		lb.mapped[unsafe.SliceData(g)] = len(g)
-	}
-	lb.mu.Unlock()
 	if err != nil {
-		_ = unix.Munmap(old)
+		lb.unmap(old)
 		return nil
 	}
 	_ = unix.Madvise(g, unix.MADV_HUGEPAGE)
@@ -139,7 +128,7 @@ func (lb *lineBuffers) reuse(n int) []byte {
 			if len(m) >= n {
 				return m
 			}
-			_ = unix.Munmap(m)
+			lb.unmap(m)
 		default:
 			return nil
 		}
@@ -153,12 +142,10 @@ func newLineBuffers() lineBuffers {
 // take hands over the mapping a finished line lives in, if it does, for
 // giveBack once the line is committed.
 func (lb *lineBuffers) take(line []byte) []byte {
-	if cap(line) == 0 {
+	if len(lb.mapped) == 0 || cap(line) == 0 {
 		return nil
 	}
 	p := unsafe.SliceData(line)
-	lb.mu.Lock()
-	defer lb.mu.Unlock()
 	size, ok := lb.mapped[p]
 	if !ok {
 		return nil
@@ -173,7 +160,7 @@ func (lb *lineBuffers) giveBack(m []byte) {
 	select {
 	case lb.spare <- m:
 	default:
-		_ = unix.Munmap(m)
+		lb.unmap(m)
 	}
 }
 
@@ -182,7 +169,7 @@ func (lb *lineBuffers) drop() {
 	for {
 		select {
 		case m := <-lb.spare:
-			_ = unix.Munmap(m)
+			lb.unmap(m)
 		default:
 			return
 		}

@@ -35,15 +35,15 @@ func TestLineBuffers(t *testing.T) {
 	}
 	lb.giveBack(m)
 	again := lb.alloc(n + 10)
-	if unsafe.SliceData(again) != unsafe.SliceData(m) || lb.made != 1 {
-		t.Fatalf("a line that fits a spare mapping got new memory (%d made)", lb.made)
+	if unsafe.SliceData(again) != unsafe.SliceData(m) || lb.made.Load() != 1 {
+		t.Fatalf("a line that fits a spare mapping got new memory (%d made)", lb.made.Load())
 	}
 	again = append(again, bytes.Repeat([]byte("b"), n+10)...) // writable again after MADV_FREE
 	lb.giveBack(lb.take(again))
 	bigger := lb.alloc(len(m) + 1)
-	if unsafe.SliceData(bigger) == unsafe.SliceData(m) || lb.made != 2 || len(lb.spare) != 0 {
+	if unsafe.SliceData(bigger) == unsafe.SliceData(m) || lb.made.Load() != 2 || len(lb.spare) != 0 {
 		t.Fatalf("a line larger than the spare mapping: reused %v, %d made, %d spare",
-			unsafe.SliceData(bigger) == unsafe.SliceData(m), lb.made, len(lb.spare))
+			unsafe.SliceData(bigger) == unsafe.SliceData(m), lb.made.Load(), len(lb.spare))
 	}
 	lb.giveBack(lb.take(bigger))
 	for range spareLines + 1 {
@@ -94,8 +94,8 @@ func TestHugeLinesReuseMemory(t *testing.T) {
 	// The tap assembles each line (tap_long.go): the first pair makes
 	// a mapping each, and every later line takes a spare one and grows
 	// it where it is too small.
-	if w.lines.made != 2 {
-		t.Errorf("%d mappings made for %d lines, want 2", w.lines.made, 2*len(sizes))
+	if w.lines.made.Load() != 2 {
+		t.Errorf("%d mappings made for %d lines, want 2", w.lines.made.Load(), 2*len(sizes))
 	}
 	got := streamBodies(t, openTest(t, w.Path()))
 	for s, lines := range want {
@@ -135,8 +135,8 @@ func TestHugeLinesHeldUntilCommitted(t *testing.T) {
 	if l := w.Stats().Loss; l.Messages != 0 {
 		t.Fatalf("lost %+v: the test needs everything recorded", l)
 	}
-	if w.lines.made != len(want) {
-		t.Errorf("%d mappings made for %d lines held at once, want one each", w.lines.made, len(want))
+	if int(w.lines.made.Load()) != len(want) {
+		t.Errorf("%d mappings made for %d lines held at once, want one each", w.lines.made.Load(), len(want))
 	}
 	r := openTest(t, w.Path())
 	for i, line := range want {
@@ -191,10 +191,5 @@ func waitSpare(t *testing.T, w *Writer) {
 		func() string { return fmt.Sprintf("%d spare mappings, want %d", len(w.lines.spare), spareLines) })
 }
 
-// mappingsInUse counts the mappings lines has handed out and not had
-// back.
-func mappingsInUse(lb *lineBuffers) int {
-	lb.mu.Lock()
-	defer lb.mu.Unlock()
-	return len(lb.mapped)
-}
+// mappingsInUse counts the mappings lines has made and not unmapped.
+func mappingsInUse(lb *lineBuffers) int { return int(lb.live.Load()) }

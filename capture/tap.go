@@ -13,8 +13,10 @@ import (
 
 // The tap is the Writer's side on the proxy's forwarding path. It copies
 // the bytes and enqueues them without blocking; when the queue is full it
-// drops them and counts what was lost. It never parses, never touches the
-// disk and takes no lock the writer's goroutines hold.
+// drops them and counts what was lost. It never parses (it looks for
+// newlines, to follow long lines), never touches the disk and takes no
+// lock the writer's goroutines hold while it runs: a stream's own lock is
+// the builder's only once the tap is shut.
 
 type itemKind uint8
 

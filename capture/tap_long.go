@@ -74,8 +74,8 @@ func (w *Writer) extendLong(st *tapStream, it item, b []byte) []byte {
 		part = b[:nl]
 	}
 	grown := w.lines.growLong(st.long, len(st.long)+len(part))
-	if grown == nil { // no memory for it: the line is lost
-		w.dropLong(st, len(part), nl >= 0)
+	if grown == nil { // no memory for it: the line is lost, its mapping gone
+		w.dropLong(st, len(part), nl >= 0, false)
 		st.lineLen, st.lineLost = st.lineLen+len(part), true
 	} else {
 		st.long = append(grown, part...)
@@ -106,7 +106,7 @@ func (w *Writer) handOverLong(st *tapStream, it item) {
 	}
 	tp.longWaiting.Add(-1)
 	st.long = it.data
-	w.dropLong(st, 0, true)
+	w.dropLong(st, 0, true, true)
 }
 
 // longLinesWaiting is how many long lines may wait for the builder at
@@ -119,10 +119,10 @@ func (w *Writer) handOverLong(st *tapStream, it item) {
 const longLinesWaiting = 2
 
 // dropLong counts the stream's long line lost, with extra more bytes of
-// it, and gives back its memory. The pieces the framer holds of it are
-// recorded as a truncated frame (see Framer.Gap): ended says the line's
-// newline was among what was lost.
-func (w *Writer) dropLong(st *tapStream, extra int, ended bool) {
+// it, and gives back its mapping if mapped says it still has one. The
+// pieces the framer holds of it are recorded as a truncated frame (see
+// Framer.Gap): ended says the line's newline was among what was lost.
+func (w *Writer) dropLong(st *tapStream, extra int, ended, mapped bool) {
 	tp := &w.tap
 	lost := int64(len(st.long) - st.longFrom + extra)
 	if ended {
@@ -133,8 +133,8 @@ func (w *Writer) dropLong(st *tapStream, extra int, ended bool) {
 	tp.lossEvents.Add(1)
 	st.gap.Store(true)
 	st.midLine.Store(!ended)
-	if m := w.lines.take(st.long); m != nil {
-		w.lines.giveBack(m)
+	if mapped {
+		w.lines.giveBack(st.long[:cap(st.long)])
 	}
 	st.long = nil
 }
@@ -143,14 +143,14 @@ func (w *Writer) dropLong(st *tapStream, extra int, ended bool) {
 // pieces of it the framer f holds (builder side).
 func (b *builder) completeLong(it *item, f *wire.Framer) {
 	b.w.tap.longWaiting.Add(-1)
+	mapping := it.data[:cap(it.data)]    // the line's capacity is its whole mapping
 	if !f.Complete(it.data, it.prefix) { // part of it was lost before
 		b.w.tap.lostMsgs.Add(1)
 		b.w.tap.lostBytes.Add(int64(len(it.data)))
-		if m := b.w.lines.take(it.data); m != nil {
-			b.w.lines.giveBack(m)
-		}
+		b.w.lines.giveBack(mapping)
 		return
 	}
 	b.line(it, it.data, it.flags)
-	b.own(it.data)
+	g := b.group()
+	g.lines = append(g.lines, mapping)
 }
