@@ -61,7 +61,7 @@ var (
 // up to 214 ms (GODEBUG=gctrace=1). Nine 100 MB lines echoed through the
 // proxy half a second apart, three runs alternating with the build
 // before: capture lost 28–137 MB of the 1.8 GB against 397–534 MB, and
-// the slowest echo took 165–242 ms against 360–500 ms (medians moved
+// the slowest echo took 168–242 ms against 352–500 ms (medians moved
 // within their spread, 160–185 ms against 156–213 ms).
 const bodyPieceBytes = 1 << 20
 

@@ -19,7 +19,7 @@ import (
 // held in the framer. Nine 100 MB lines echoed through the proxy half a
 // second apart, three runs alternating with the build before: medians of
 // 145–149 ms against 179–232 ms (the minimal forwarder took 179 ms), the
-// slowest echo 168–182 ms against 297–358 ms, and capture lost none of
+// slowest echo 168–182 ms against 295–358 ms, and capture lost none of
 // them against 118–203 MB.
 //
 // The tap takes a line over only while capture is idle: no long line
