@@ -1,7 +1,6 @@
 package capture
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -433,12 +432,13 @@ func segmentBodies(tx *bolt.Tx, first uint64) (all []byte, owned bool) {
 	if whole := own.Get(keyBody); whole != nil { // format 3
 		return whole, false
 	}
+	// Sized from the pieces themselves, which are in the file, and not
+	// from their keys: a damaged file could name any size there.
+	size := 0
 	c := own.Cursor()
-	lastKey, lastPiece := c.Last()
-	if len(lastKey) != len(pieceKey(0)) {
-		return nil, false
+	for k, piece := c.First(); k != nil; k, piece = c.Next() {
+		size += len(piece)
 	}
-	size := int(binary.BigEndian.Uint32(lastKey))*bodyPieceBytes + len(lastPiece)
 	all = make([]byte, 0, size)
 	for k, piece := c.First(); k != nil; k, piece = c.Next() {
 		all = append(all, piece...) // a piece at a time: see bodyPieceBytes

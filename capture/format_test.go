@@ -267,3 +267,28 @@ func assertPieces(t *testing.T, path string, first uint64, size int) {
 		return nil
 	})
 }
+
+// TestDamagedPieces: a huge body whose pieces were tampered with (one
+// more, under a key far past the last) reads as an error naming the
+// segment, not as a crash or an allocation the key asks for.
+func TestDamagedPieces(t *testing.T) {
+	w := createTest(t, WriterOptions{NoFeed: true, NoSync: true})
+	w.Chunk(0, StreamAgent, time.Now().UnixNano(), []byte(v3BigLine()+"\n"))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(w.Path(), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketBig).Bucket(seqKey(1)).Put(pieceKey(1<<31), []byte("x"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	r := openTest(t, w.Path())
+	if body, err := r.Body(1); err == nil || !strings.Contains(err.Error(), "segment 1") {
+		t.Fatalf("Body of a tampered huge body: %d bytes, err %v; want an error naming segment 1", len(body), err)
+	}
+}
