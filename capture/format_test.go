@@ -106,12 +106,7 @@ func TestIDLookupEveryFormat(t *testing.T) {
 // there), in ascending order.
 func assertIDKeysInCommitOrder(t *testing.T, path string) {
 	t.Helper()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	db.View(func(tx *bolt.Tx) error {
+	readOnlyDB(t, path).View(func(tx *bolt.Tx) error {
 		var prev uint64
 		n := 0
 		for _, name := range [][]byte{bucketIDClient, bucketIDAgent} {
@@ -241,12 +236,7 @@ func TestHugeBodiesEveryFormat(t *testing.T) {
 // bytes, is kept in pieces of bodyPieceBytes, the last one shorter.
 func assertPieces(t *testing.T, path string, first uint64, size int) {
 	t.Helper()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	db.View(func(tx *bolt.Tx) error {
+	readOnlyDB(t, path).View(func(tx *bolt.Tx) error {
 		own := tx.Bucket(bucketBig).Bucket(seqKey(first))
 		if own == nil {
 			t.Fatalf("segment %d has no bucket in bodies-big", first)

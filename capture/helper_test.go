@@ -158,20 +158,39 @@ func waitForQueueRoom(t testing.TB, w *Writer) {
 		})
 }
 
+// recordAndBody reads record seq and its body, failing t if it cannot.
+func recordAndBody(t testing.TB, r *Reader, seq uint64) (Record, []byte) {
+	t.Helper()
+	rec, err := r.Record(seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := r.Body(seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec, body
+}
+
+// readOnlyDB opens the capture at path with bbolt itself, to look at its
+// layout; it is closed when t ends.
+func readOnlyDB(t testing.TB, path string) *bolt.DB {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 // streamBodies reads every record's body back, in order, by the stream
 // it came from.
 func streamBodies(t testing.TB, r *Reader) map[Stream][][]byte {
 	t.Helper()
 	got := map[Stream][][]byte{}
 	for seq := uint64(1); seq <= r.Last(); seq++ {
-		rec, err := r.Record(seq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, err := r.Body(seq)
-		if err != nil {
-			t.Fatal(err)
-		}
+		rec, body := recordAndBody(t, r, seq)
 		s := recordStream(&rec)
 		got[s] = append(got[s], bytes.Clone(body))
 	}

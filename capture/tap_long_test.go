@@ -90,19 +90,24 @@ func assertRecorded(t *testing.T, r *Reader, want []longRecord) {
 	}
 	for i, w := range want {
 		seq := uint64(i + 1)
-		rec, err := r.Record(seq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, err := r.Body(seq)
-		if err != nil {
-			t.Fatal(err)
-		}
+		rec, body := recordAndBody(t, r, seq)
 		if s := recordStream(&rec); s != w.stream || !bytes.Equal(body, w.body) || rec.Flags&(wire.FlagPartial|wire.FlagTruncated) != w.flags {
 			t.Errorf("#%d: stream %v, %d bytes, flags %v; want stream %v, %d bytes, flags %v; first difference at %d",
 				seq, s, len(body), rec.Flags, w.stream, len(w.body), w.flags, firstDiff(body, w.body))
 		}
 	}
+}
+
+// gatedWriter is a writer whose committer waits until openGate is
+// called, with a small queue, no spool and a commit for every record.
+func gatedWriter(t *testing.T) (w *Writer, openGate func()) {
+	t.Helper()
+	gate := make(chan struct{})
+	w = createTest(t, WriterOptions{NoSync: true, NoFeed: true, commitGate: gate, SpoolBytes: -1,
+		QueueChunks: 8, CommitRecords: 1})
+	openGate = sync.OnceFunc(func() { close(gate) })
+	t.Cleanup(openGate) // before Close, which waits for the committer
+	return w, openGate
 }
 
 // stallBuilder fills the commits waiting and the tap's queue behind a
@@ -148,11 +153,7 @@ func stallBuilder(t *testing.T, w *Writer) int {
 // recorded as a truncated frame, the memory is given back, and every
 // line sent is either recorded intact or counted lost.
 func TestLongLineDroppedAtItsEnd(t *testing.T) {
-	gate := make(chan struct{})
-	w := createTest(t, WriterOptions{NoSync: true, NoFeed: true, commitGate: gate, SpoolBytes: -1,
-		QueueChunks: 8, CommitRecords: 1})
-	openGate := sync.OnceFunc(func() { close(gate) })
-	t.Cleanup(openGate) // before Close, which waits for the committer
+	w, openGate := gatedWriter(t)
 	line := bytes.Repeat([]byte{'L'}, 6<<20)
 	sendInChunks(t, w, StreamAgent, line)
 	if runtime.GOOS == "linux" && len(w.tap.stream(0, StreamAgent).long) == 0 {
@@ -176,11 +177,7 @@ func TestLongLineDroppedAtItsEnd(t *testing.T) {
 // grew long stays with the builder, which skips the rest of it; the line
 // is counted lost, and the tap does not assemble it.
 func TestLongLineLostBeforeItWasLong(t *testing.T) {
-	gate := make(chan struct{})
-	w := createTest(t, WriterOptions{NoSync: true, NoFeed: true, commitGate: gate, SpoolBytes: -1,
-		QueueChunks: 8, CommitRecords: 1})
-	openGate := sync.OnceFunc(func() { close(gate) })
-	t.Cleanup(openGate) // before Close, which waits for the committer
+	w, openGate := gatedWriter(t)
 	short := stallBuilder(t, w)
 	w.Chunk(0, StreamAgent, time.Now().UnixNano(), []byte(`{"jsonrpc":"2.0","method":"long","params":"`))
 	for range 8 { // the queue is full: these are dropped
@@ -213,14 +210,7 @@ func assertLostOrIntact(t *testing.T, w *Writer, sent int, isLong func([]byte) b
 	r := openTest(t, w.Path())
 	intact := map[string]bool{}
 	for seq := uint64(1); seq <= r.Last(); seq++ {
-		rec, err := r.Record(seq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, err := r.Body(seq)
-		if err != nil {
-			t.Fatal(err)
-		}
+		rec, body := recordAndBody(t, r, seq)
 		switch {
 		case rec.Flags&wire.FlagTruncated != 0: // counted lost
 		case isLong(body) || bytes.HasPrefix(body, []byte(`{"jsonrpc":"2.0","method":"session/update"`)):
