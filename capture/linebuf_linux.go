@@ -103,8 +103,8 @@ func (lb *lineBuffers) startLong(n int) []byte {
 
 // growLong returns b, a line begun by startLong, with room for at least n
 // bytes: the kernel moves the mapping's pages to a larger one without
-// copying a byte (mremap), at least doubling it. It returns nil, with b's
-// mapping given back, if the mapping cannot grow.
+// copying a byte (mremap), at least doubling it. It returns nil if the
+// mapping cannot grow; b's mapping is then still the caller's.
 func (lb *lineBuffers) growLong(b []byte, n int) []byte {
 	if n <= cap(b) {
 		return b
@@ -112,7 +112,6 @@ func (lb *lineBuffers) growLong(b []byte, n int) []byte {
 	old := b[:cap(b)]
 	g, err := unix.Mremap(old, wholeHugePages(max(n, 2*len(old))), unix.MREMAP_MAYMOVE)
 	if err != nil {
-		lb.unmap(old)
 		return nil
 	}
 	_ = unix.Madvise(g, unix.MADV_HUGEPAGE)

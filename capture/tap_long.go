@@ -74,8 +74,8 @@ func (w *Writer) extendLong(st *tapStream, it item, b []byte) []byte {
 		part = b[:nl]
 	}
 	grown := w.lines.growLong(st.long, len(st.long)+len(part))
-	if grown == nil { // no memory for it: the line is lost, its mapping gone
-		w.dropLong(st, len(part), nl >= 0, false)
+	if grown == nil { // no memory for it: the line is lost
+		w.dropLong(st, len(part), nl >= 0)
 		st.lineLen, st.lineLost = st.lineLen+len(part), true
 	} else {
 		st.long = append(grown, part...)
@@ -106,7 +106,7 @@ func (w *Writer) handOverLong(st *tapStream, it item) {
 	}
 	tp.longWaiting.Add(-1)
 	st.long = it.data
-	w.dropLong(st, 0, true, true)
+	w.dropLong(st, 0, true)
 }
 
 // longLinesWaiting is how many long lines may wait for the builder at
@@ -119,10 +119,10 @@ func (w *Writer) handOverLong(st *tapStream, it item) {
 const longLinesWaiting = 2
 
 // dropLong counts the stream's long line lost, with extra more bytes of
-// it, and gives back its mapping if mapped says it still has one. The
-// pieces the framer holds of it are recorded as a truncated frame (see
-// Framer.Gap): ended says the line's newline was among what was lost.
-func (w *Writer) dropLong(st *tapStream, extra int, ended, mapped bool) {
+// it, and gives back its mapping. The pieces the framer holds of it are
+// recorded as a truncated frame (see Framer.Gap): ended says the line's
+// newline was among what was lost.
+func (w *Writer) dropLong(st *tapStream, extra int, ended bool) {
 	tp := &w.tap
 	lost := int64(len(st.long) - st.longFrom + extra)
 	if ended {
@@ -133,9 +133,7 @@ func (w *Writer) dropLong(st *tapStream, extra int, ended, mapped bool) {
 	tp.lossEvents.Add(1)
 	st.gap.Store(true)
 	st.midLine.Store(!ended)
-	if mapped {
-		w.lines.giveBack(st.long[:cap(st.long)])
-	}
+	w.lines.giveBack(st.long[:cap(st.long)])
 	st.long = nil
 }
 
