@@ -39,7 +39,6 @@ type SSEDecoder struct {
 	// line comes: an event whose data and end arrive in one chunk, as a
 	// flushed event does, is handed out without a copy.
 	view    []byte
-	inChunk bool // the line being processed is a slice of the chunk
 	hasData bool
 	ev      SSEEvent
 	pending bool // a field line has been seen since the last dispatch
@@ -78,12 +77,10 @@ func (d *SSEDecoder) Push(chunk []byte, emit func(*SSEEvent)) {
 			}
 		}
 		if len(d.line) == 0 {
-			d.inChunk = true
-			d.processLine(chunk[:end], emit)
-			d.inChunk = false
+			d.processLine(chunk[:end], true, emit)
 		} else {
 			d.line = append(d.line, chunk[:end]...)
-			d.processLine(d.line, emit)
+			d.processLine(d.line, false, emit)
 			d.line = d.line[:0]
 		}
 		chunk = chunk[next:]
@@ -95,7 +92,7 @@ func (d *SSEDecoder) Push(chunk []byte, emit func(*SSEEvent)) {
 // anything was pending.
 func (d *SSEDecoder) End(emit func(*SSEEvent)) bool {
 	if len(d.line) > 0 {
-		d.processLine(d.line, func(e *SSEEvent) { emit(e) })
+		d.processLine(d.line, false, func(e *SSEEvent) { emit(e) })
 		d.line = d.line[:0]
 	}
 	if !d.pending {
@@ -126,8 +123,9 @@ func (d *SSEDecoder) skipBOM(chunk []byte) []byte {
 	return have
 }
 
-// processLine applies one line without its terminator.
-func (d *SSEDecoder) processLine(line []byte, emit func(*SSEEvent)) {
+// processLine applies one line without its terminator; inChunk says it
+// is a slice of the chunk being pushed, not of the decoder's own buffer.
+func (d *SSEDecoder) processLine(line []byte, inChunk bool, emit func(*SSEEvent)) {
 	if len(line) == 0 {
 		if d.pending {
 			d.dispatch(emit)
@@ -145,14 +143,14 @@ func (d *SSEDecoder) processLine(line []byte, emit func(*SSEEvent)) {
 			value = value[1:]
 		}
 	}
-	d.field(string(name), value)
+	d.field(string(name), value, inChunk)
 }
 
 // field applies one "name: value" line to the event being built.
-func (d *SSEDecoder) field(name string, value []byte) {
+func (d *SSEDecoder) field(name string, value []byte, inChunk bool) {
 	switch name {
 	case "data":
-		if !d.hasData && d.inChunk {
+		if !d.hasData && inChunk {
 			d.view = value
 		} else {
 			d.keepView()
