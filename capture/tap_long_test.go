@@ -77,6 +77,9 @@ func TestLongLines(t *testing.T) {
 			if l := w.Stats().Loss; l.Messages != 0 || l.Bytes != 0 {
 				t.Fatalf("lost %+v: the test needs everything recorded", l)
 			}
+			if q := w.Stats().Queued; q != 0 { // a long line is outside the byte count both ways
+				t.Errorf("%d bytes still counted as queued after Close", q)
+			}
 			assertRecorded(t, openTest(t, w.Path()), tt.want)
 		})
 	}
