@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -74,4 +75,30 @@ func FuzzDecodeSegment(f *testing.F) {
 			seg.body(all, seg.first+uint64(i)) // must not panic
 		}
 	})
+}
+
+// TestSegmentSharedEnvelopes encodes records that share envelopes, as an
+// SSE response's events do, between others: each decodes to its own.
+func TestSegmentSharedEnvelopes(t *testing.T) {
+	a := &wire.Envelope{Method: "GET", Stream: wire.StreamConnection}
+	b := &wire.Envelope{Method: "GET", Stream: wire.StreamConnection, EventID: "7"}
+	envs := []*wire.Envelope{a, a, nil, b, a, b}
+	var e segEncoder
+	e.reset()
+	for i, env := range envs {
+		e.add(&Record{Msg: protocol.Msg{Seq: uint64(i + 1), HTTP: env, Body: []byte("x")}})
+	}
+	seg, err := decodeSegment(1, e.value())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range envs {
+		got := seg.recs[i].HTTP
+		switch {
+		case want == nil && got != nil:
+			t.Errorf("record %d: envelope %+v, want none", i+1, got)
+		case want != nil && (got == nil || !reflect.DeepEqual(got, want)):
+			t.Errorf("record %d: envelope %+v, want %+v", i+1, got, want)
+		}
+	}
 }

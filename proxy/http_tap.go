@@ -31,6 +31,10 @@ type exchange struct {
 	copy     []byte      // json and control modes: the response body
 	overflow bool        // the body outgrew the limit: copy dropped
 	sse      wire.SSEDecoder
+	// eventEnv is the envelope of the SSE events of this response,
+	// built once: every event without an id shares it (the capture
+	// keeps envelopes as they are, and never changes one).
+	eventEnv *wire.Envelope
 	// handled says an interceptor took the JSON reply, and recorded it
 	// as what happened to it.
 	handled bool
@@ -139,6 +143,7 @@ func (ex *exchange) respond(status int, h http.Header, conns *acphttp.ConnTable)
 		ex.rec.Frame(ex.conn, wire.DirAgent, tap.Now(), nil, 0, ex.envelope(wire.StreamHTTPControl, h))
 	case acphttp.IsEventStream(ct):
 		ex.mode = modeSSE
+		ex.eventEnv = ex.envelope(ex.sseStream(), nil)
 		// The stream's opening, so its status and headers are on record.
 		ex.rec.Frame(ex.conn, wire.DirAgent, tap.Now(), nil, 0, ex.envelope(wire.StreamHTTPControl, h))
 	case acphttp.IsJSON(ct) && status != http.StatusSwitchingProtocols:
@@ -171,8 +176,12 @@ func (ex *exchange) recordEvent(e *wire.SSEEvent) {
 	if e.Comment || e.Data == nil {
 		return
 	}
-	env := ex.envelope(ex.sseStream(), nil)
-	env.EventID = e.ID
+	env := ex.eventEnv
+	if e.ID != "" {
+		withID := *env
+		withID.EventID = e.ID
+		env = &withID
+	}
 	var flags wire.Flags
 	if e.Partial {
 		flags |= wire.FlagPartial

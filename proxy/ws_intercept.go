@@ -38,7 +38,7 @@ func (l *lockedWS) write(msg []byte) error {
 
 func (p *wsPort) Deliver(dir wire.Dir, msg []byte, f *protocol.Fault) error {
 	if f == nil {
-		p.w.rec.Frame(p.w.conn, dir, tap.Now(), msg, 0, p.w.env())
+		p.w.rec.Frame(p.w.conn, dir, tap.Now(), msg, 0, p.w.msgEnv)
 	} else {
 		p.w.rec.Altered(p.w.conn, dir, tap.Now(), msg, p.w.env(), f)
 	}

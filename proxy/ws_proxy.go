@@ -79,6 +79,7 @@ func (p *HTTPProxy) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		}
 		return e
 	}}
+	pipe.msgEnv = pipe.env()
 	if p.intercept != nil {
 		pipe.intercept(p.intercept, down, up)
 	}
@@ -133,8 +134,11 @@ func (p *HTTPProxy) trackWS(a, b *websocket.Conn, open bool) {
 type wsPipe struct {
 	rec   tap.Recorder
 	conn  uint32
-	limit int64 // --max-message-size
-	env   func() *wire.Envelope
+	limit int64                 // --max-message-size
+	env   func() *wire.Envelope // a fresh envelope, for the caller to complete
+	// msgEnv is the envelope every message shares: built once, and never
+	// changed (the capture keeps it as it is).
+	msgEnv *wire.Envelope
 	// Under interception: the connection's interceptor, and each
 	// socket's write lock.
 	ic    tap.Conn
@@ -209,7 +213,7 @@ func (w *wsPipe) relay(from, to *websocket.Conn, dir wire.Dir) (int, error) {
 	// Recorded before it is passed on: the answer it provokes on the
 	// other pump must never be recorded first. The capture keeps msg,
 	// which nothing changes after.
-	w.rec.TakeFrame(w.conn, dir, tap.Now(), msg, flags, w.env())
+	w.rec.TakeFrame(w.conn, dir, tap.Now(), msg, flags, w.msgEnv)
 	if l := w.locks[to]; l != nil { // under interception others write to it too
 		l.mu.Lock()
 		defer l.mu.Unlock()
