@@ -75,6 +75,9 @@ const (
 	// ByServe: serve dropped an agent message for a stream no client
 	// had opened, past the bound of the connection's streams.
 	ByServe = "serve"
+	// ByProxy: proxy, under interception, dropped an agent event over
+	// --max-message-size, which it cannot hold whole to pass on.
+	ByProxy = "proxy"
 )
 
 // Delivered reports whether the record's bytes reached the other side.

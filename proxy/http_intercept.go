@@ -385,12 +385,17 @@ func (h *httpConn) consume(req *http.Request, resp *http.Response) {
 		h.p.rec.Frame(h.conn, wire.DirAgent, tap.Now(), nil, 0, env)
 	case acphttp.IsEventStream(ct):
 		h.p.rec.Frame(h.conn, wire.DirAgent, tap.Now(), nil, 0, env)
-		var dec wire.SSEDecoder
+		dec := wire.SSEDecoder{Limit: h.p.eventLimit()}
 		buf := make([]byte, 32<<10)
 		for {
 			n, err := resp.Body.Read(buf)
 			dec.Push(buf[:n], func(e *wire.SSEEvent) {
-				if !e.Comment && len(e.Data) > 0 {
+				switch {
+				case e.Oversize:
+					env := postEnvelope(req)
+					env.Stream, env.Status, env.Headers, env.EventID = wire.StreamPOSTSSE, resp.StatusCode, nil, e.ID
+					recordHeldTooBig(h.p.rec, h.conn, env, h.p.maxMessage)
+				case !e.Comment && len(e.Data) > 0:
 					_ = h.agentMessage(nil, bytes.Clone(e.Data))
 				}
 			})

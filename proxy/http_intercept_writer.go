@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/acpscope/acpscope/internal/acphttp"
+	"github.com/acpscope/acpscope/internal/tap"
+	"github.com/acpscope/acpscope/protocol"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -162,9 +164,43 @@ func (w *icWriter) event(e *wire.SSEEvent) {
 		}
 		return
 	}
+	if e.Oversize {
+		w.dropOversize(e)
+		return
+	}
 	w.stream.arrived(e)
-	_ = w.h.agentMessage(w.stream, bytes.Clone(e.Data))
+	msg := e.Data
+	if !e.Detached {
+		msg = bytes.Clone(msg)
+	}
+	_ = w.h.agentMessage(w.stream, msg)
 	w.err = w.stream.failure() // the client is gone: stop reading the upstream
+}
+
+// dropOversize gives up an event over --max-message-size: interception
+// delivers whole messages, and this one was not kept. The client gets a
+// comment saying so (and the event's id, to resume from), the capture a
+// record of the drop.
+func (w *icWriter) dropOversize(e *wire.SSEEvent) {
+	env := w.ex.envelope(w.stream.kind, nil)
+	env.EventID = e.ID
+	note := recordHeldTooBig(w.ex.rec, w.ex.conn, env, w.limit)
+	b := wire.AppendSSEComment(nil, "acpscope: "+note)
+	if e.HasID {
+		b = append(b, encodeBare(&wire.SSEEvent{ID: e.ID, HasID: true})...)
+	}
+	if _, err := w.stream.write(b); err != nil {
+		w.err = err
+	}
+}
+
+// recordHeldTooBig records the drop of an agent's event over limit that
+// interception could not hold, and returns what it noted.
+func recordHeldTooBig(rec tap.Recorder, conn uint32, env *wire.Envelope, limit int64) string {
+	note := acphttp.HeldTooBigText(limit)
+	rec.Altered(conn, wire.DirAgent, tap.Now(), nil, env,
+		&protocol.Fault{Action: protocol.ActionDrop, Stage: protocol.StageDropped, By: protocol.ByProxy, Note: note})
+	return note
 }
 
 // encodeBare encodes an event that carries no message.

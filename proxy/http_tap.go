@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -56,8 +57,14 @@ func (p *HTTPProxy) newExchange(r *http.Request) *exchange {
 		req:       r,
 		connID:    r.Header.Get(acphttp.HeaderConnectionID),
 		sessionID: r.Header.Get(acphttp.HeaderSessionID),
+		// An upstream's event over the limit is forwarded whole but
+		// copied no further than the limit, like a JSON body.
+		sse: wire.SSEDecoder{Limit: p.eventLimit()},
 	}
 }
+
+// eventLimit is the most of one SSE event a decoder holds.
+func (p *HTTPProxy) eventLimit() int { return int(min(p.maxMessage, math.MaxInt)) }
 
 // serveRecorded forwards one request on our endpoint and records it; it
 // returns the size of the request body it kept.
@@ -171,7 +178,8 @@ func (ex *exchange) tap(b []byte, limit int64) {
 }
 
 // recordEvent records one SSE event's data; comments and events without
-// data (a lone id) are forwarded only.
+// data (a lone id) are forwarded only. An event over the limit is
+// recorded empty and flagged truncated.
 func (ex *exchange) recordEvent(e *wire.SSEEvent) {
 	if e.Comment || e.Data == nil {
 		return
@@ -185,6 +193,13 @@ func (ex *exchange) recordEvent(e *wire.SSEEvent) {
 	var flags wire.Flags
 	if e.Partial {
 		flags |= wire.FlagPartial
+	}
+	if e.Oversize {
+		flags |= wire.FlagTruncated
+	}
+	if e.Detached { // a big event's data, which the decoder lets go of
+		ex.rec.TakeFrame(ex.conn, wire.DirAgent, tap.Now(), e.Data, flags, env)
+		return
 	}
 	ex.rec.Frame(ex.conn, wire.DirAgent, tap.Now(), e.Data, flags, env)
 }

@@ -7,7 +7,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/acpscope/acpscope/internal/acphttp"
 	"github.com/acpscope/acpscope/internal/testkit/netkit"
+	"github.com/acpscope/acpscope/protocol"
+	"github.com/acpscope/acpscope/wire"
 	"github.com/gorilla/websocket"
 )
 
@@ -56,7 +59,7 @@ func (u *limitUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func startLimitProxy(t *testing.T, up *limitUpstream, opts HTTPProxyOptions) (*HTTPProxy, *netkit.Recorder, string) {
+func startLimitProxy(t *testing.T, up http.Handler, opts HTTPProxyOptions) (*HTTPProxy, *netkit.Recorder, string) {
 	t.Helper()
 	upSrv := netkit.StartServer(t, netkit.H1, up)
 	rec := &netkit.Recorder{}
@@ -149,3 +152,72 @@ func TestHTTPProxyInFlightCap(t *testing.T) {
 // TestReadUpTo: a body of unknown length is read whole up to the limit
 // and refused past it, and comes back with no spare room (the capture
 // keeps it as it is).
+
+// hugeEventUpstream answers a GET with an event of size bytes of data,
+// written in pieces with no line end until the last, then a small event
+// with id 2, and ends the stream. sent is the whole body it wrote.
+func hugeEventUpstream(size int) (h http.Handler, sent []byte) {
+	sent = []byte("id: 1\ndata: " + netkit.Notification(size)[:size] + "\n\n")
+	sent = append(sent, wire.AppendSSEEvent(nil, "2", []byte(`{"jsonrpc":"2.0","method":"small"}`))...)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		rc := http.NewResponseController(w)
+		for b := sent; len(b) > 0; {
+			n := min(len(b), 64<<10)
+			if _, err := w.Write(b[:n]); err != nil {
+				return
+			}
+			rc.Flush()
+			b = b[n:]
+		}
+	}), sent
+}
+
+// TestHTTPProxyEventTooBig: an upstream's SSE event over
+// --max-message-size reaches the client byte for byte and is recorded
+// empty, flagged truncated, the stream going on after it; under
+// interception, which delivers only what it holds whole, the client gets
+// a comment naming the flag and the event's id instead, and the capture
+// a drop by the proxy.
+func TestHTTPProxyEventTooBig(t *testing.T) {
+	const size = 8 << 20 // eight times the limit
+	up, sent := hugeEventUpstream(size)
+	for _, tt := range []struct {
+		name      string
+		intercept bool
+	}{{"recorded", false}, {"intercepted", true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := HTTPProxyOptions{MaxMessageSize: 1 << 20}
+			if tt.intercept {
+				interceptAll(&opts)
+			}
+			_, rec, url := startLimitProxy(t, up, opts)
+			resp, err := http.Get(url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := netkit.ReadAll(t, resp.Body)
+			small := `{"jsonrpc":"2.0","method":"small"}`
+			if !tt.intercept {
+				if got != string(sent) {
+					t.Fatalf("the client read %d bytes, not the %d the upstream sent", len(got), len(sent))
+				}
+				netkit.WaitLong(t, "the small event recorded", func() bool { return len(rec.All()) == 3 })
+				f := rec.All()
+				if f[1].Body != "" || f[1].Flags&wire.FlagTruncated == 0 || f[1].Env.EventID != "1" || f[2].Body != small {
+					t.Fatalf("recorded %q", rec.Lines())
+				}
+				return
+			}
+			want := ": acpscope: " + acphttp.HeldTooBigText(1<<20) + "\n\nid: 1\n\n"
+			if !strings.HasPrefix(got, want) || !strings.Contains(got, small) || len(got) > 4096 {
+				t.Fatalf("the client read %q, want it to start %q", got[:min(len(got), 300)], want)
+			}
+			netkit.WaitLong(t, "the drop and the small event recorded", func() bool { return len(rec.All()) == 3 })
+			f := rec.All()
+			if fl := f[1].Fault; fl == nil || fl.By != protocol.ByProxy || fl.Stage != protocol.StageDropped || f[1].Env.EventID != "1" || f[2].Body != small {
+				t.Fatalf("recorded %q, fault %+v", rec.Lines(), fl)
+			}
+		})
+	}
+}

@@ -26,14 +26,29 @@ type SSEEvent struct {
 	// Partial marks an event the stream ended in the middle of; the
 	// EventSource rules discard it, a recorder keeps it flagged.
 	Partial bool
+	// Oversize marks an event whose data passed the decoder's Limit: its
+	// data was dropped as it came, and Data is empty.
+	Oversize bool
+	// Detached says Data is memory the decoder lets go of once emit
+	// returns: the callee may keep it rather than copy it. Only a big
+	// event's data is (see bigData); a small one's buffer is reused.
+	Detached bool
 }
 
-// SSEDecoder parses a byte stream of server-sent events incrementally,
-// with no size limit. It accepts LF, CRLF and CR line endings, also split
-// across chunks, and skips one leading byte-order mark.
+// SSEDecoder parses a byte stream of server-sent events incrementally.
+// It accepts LF, CRLF and CR line endings, also split across chunks, and
+// skips one leading byte-order mark.
 type SSEDecoder struct {
-	line []byte // an unfinished line carried between chunks
-	data []byte
+	// Limit bounds what one event holds in memory, 0 for no bound. A
+	// data line longer than Limit, or data lines joined past it, make
+	// the event oversize: its data is dropped as it arrives and the event
+	// handed out with Oversize set. Any other line longer than Limit is
+	// dropped whole. Without a bound, a stream that never ends a line
+	// would grow the decoder without end. The same input gives the same
+	// events however it is cut into chunks.
+	Limit int
+	line  []byte // an unfinished line carried between chunks
+	data  []byte
 	// view is the event's one data line while it is a slice of the chunk
 	// being pushed, copied into data before Push returns or another data
 	// line comes: an event whose data and end arrive in one chunk, as a
@@ -44,7 +59,17 @@ type SSEDecoder struct {
 	pending bool // a field line has been seen since the last dispatch
 	skipLF  bool // the previous chunk ended in "\r"
 	started bool // the byte-order mark check is done
+	// lineOver: the line carried between chunks passed Limit and is
+	// being dropped; line keeps its first bytes, to tell its field.
+	lineOver bool
+	over     bool // the event's data passed Limit
 }
+
+// bigData is the size from which the decoder's buffers are not kept for
+// the next line or event: a big event's data is handed out detached, and
+// moved rather than copied from the line that carried it, so an event
+// of hundreds of megabytes is held once, not two or three times.
+const bigData = 1 << 20
 
 // Push consumes chunk and calls emit for each completed event or comment.
 func (d *SSEDecoder) Push(chunk []byte, emit func(*SSEEvent)) {
@@ -65,7 +90,7 @@ func (d *SSEDecoder) Push(chunk []byte, emit func(*SSEEvent)) {
 		end := lineEnd(chunk)
 		if end < 0 {
 			d.keepView()
-			d.line = append(d.line, chunk...)
+			d.carry(chunk)
 			return
 		}
 		next := end + 1
@@ -79,9 +104,9 @@ func (d *SSEDecoder) Push(chunk []byte, emit func(*SSEEvent)) {
 		if len(d.line) == 0 {
 			d.processLine(chunk[:end], true, emit)
 		} else {
-			d.line = append(d.line, chunk[:end]...)
+			d.carry(chunk[:end])
 			d.processLine(d.line, false, emit)
-			d.line = d.line[:0]
+			d.nextLine()
 		}
 		chunk = chunk[next:]
 	}
@@ -91,9 +116,9 @@ func (d *SSEDecoder) Push(chunk []byte, emit func(*SSEEvent)) {
 // emitted with Partial set, so a recorder can keep it. It reports whether
 // anything was pending.
 func (d *SSEDecoder) End(emit func(*SSEEvent)) bool {
-	if len(d.line) > 0 {
+	if len(d.line) > 0 || d.lineOver {
 		d.processLine(d.line, false, func(e *SSEEvent) { emit(e) })
-		d.line = d.line[:0]
+		d.nextLine()
 	}
 	if !d.pending {
 		return false
@@ -123,9 +148,58 @@ func (d *SSEDecoder) skipBOM(chunk []byte) []byte {
 	return have
 }
 
+// carry keeps b as part of the line continued in the next chunk. Past
+// Limit, the line is dropped but for its first bytes, which tell whether
+// it is a data line.
+func (d *SSEDecoder) carry(b []byte) {
+	if !d.lineOver && d.Limit > 0 && len(d.line)+len(b) > d.Limit {
+		d.lineOver = true
+		d.line = append([]byte(nil), d.line[:min(len(d.line), len(dataField))]...)
+	}
+	if d.lineOver {
+		if n := len(dataField) - len(d.line); n > 0 {
+			d.line = append(d.line, b[:min(n, len(b))]...)
+		}
+		return
+	}
+	if need := len(d.line) + len(b); need > cap(d.line) {
+		// Doubling, where append grows big slices by a quarter: the
+		// buffers a huge line outgrows add up to its size, not four
+		// times it, before the collector takes them back.
+		size := max(need, 2*cap(d.line))
+		if d.Limit > 0 {
+			size = min(size, d.Limit) // need is within it
+		}
+		grown := make([]byte, len(d.line), size)
+		d.line = grown[:copy(grown, d.line)]
+	}
+	d.line = append(d.line, b...)
+}
+
+// nextLine readies the line buffer for the next line. A big one goes:
+// the event's data may have taken it over (see field), and it is not
+// kept for the rest of a long stream anyway.
+func (d *SSEDecoder) nextLine() {
+	if cap(d.line) > bigData {
+		d.line = nil
+	}
+	d.line, d.lineOver = d.line[:0], false
+}
+
+// dataField begins every data line longer than its name.
+const dataField = "data:"
+
+// isDataLine reports whether line (at least its first five bytes) is a
+// data field.
+func isDataLine(line []byte) bool { return bytes.HasPrefix(line, []byte(dataField)) }
+
 // processLine applies one line without its terminator; inChunk says it
 // is a slice of the chunk being pushed, not of the decoder's own buffer.
 func (d *SSEDecoder) processLine(line []byte, inChunk bool, emit func(*SSEEvent)) {
+	if d.lineOver || d.Limit > 0 && len(line) > d.Limit {
+		d.longLine(line)
+		return
+	}
 	if len(line) == 0 {
 		if d.pending {
 			d.dispatch(emit)
@@ -146,13 +220,48 @@ func (d *SSEDecoder) processLine(line []byte, inChunk bool, emit func(*SSEEvent)
 	d.field(string(name), value, inChunk)
 }
 
+// longLine applies a line longer than Limit (only its kind known, when
+// carried): a data line makes the event oversize, any other is dropped.
+func (d *SSEDecoder) longLine(line []byte) {
+	if isDataLine(line) {
+		d.oversize()
+	}
+}
+
+// oversize drops the event's data, which passed Limit.
+func (d *SSEDecoder) oversize() {
+	d.view, d.data = nil, d.data[:0]
+	if cap(d.data) > bigData {
+		d.data = nil
+	}
+	d.over, d.hasData, d.pending = true, true, true
+}
+
+// dataLen returns how many bytes of data the event holds so far.
+func (d *SSEDecoder) dataLen() int {
+	if d.view != nil {
+		return len(d.view)
+	}
+	return len(d.data)
+}
+
 // field applies one "name: value" line to the event being built.
 func (d *SSEDecoder) field(name string, value []byte, inChunk bool) {
 	switch name {
 	case "data":
-		if !d.hasData && inChunk {
+		if d.over {
+			return
+		}
+		if d.hasData && d.Limit > 0 && d.dataLen()+1+len(value) > d.Limit {
+			d.oversize()
+			return
+		}
+		switch {
+		case !d.hasData && inChunk:
 			d.view = value
-		} else {
+		case !d.hasData && len(value) > bigData:
+			d.data = value // the carried line's memory, not a copy (see nextLine)
+		default:
 			d.keepView()
 			if d.hasData {
 				d.data = append(d.data, '\n')
@@ -193,10 +302,11 @@ func (d *SSEDecoder) keepView() {
 // stream's resume point, which a recorder wants to see.
 func (d *SSEDecoder) dispatch(emit func(*SSEEvent)) {
 	ev := d.ev
+	ev.Oversize = d.over
 	if d.hasData {
-		ev.Data = d.data
+		ev.Data, ev.Detached = d.data, cap(d.data) > bigData
 		if d.view != nil {
-			ev.Data, d.view = d.view, nil
+			ev.Data, ev.Detached, d.view = d.view, false, nil
 		}
 		if ev.Data == nil {
 			ev.Data = []byte{}
@@ -204,8 +314,8 @@ func (d *SSEDecoder) dispatch(emit func(*SSEEvent)) {
 	}
 	emit(&ev)
 	d.ev = SSEEvent{}
-	d.hasData, d.pending = false, false
-	if cap(d.data) > 1<<20 {
+	d.hasData, d.pending, d.over = false, false, false
+	if cap(d.data) > bigData {
 		d.data = nil
 	} else {
 		d.data = d.data[:0]

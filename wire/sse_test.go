@@ -29,6 +29,9 @@ func sseString(e *SSEEvent) string {
 	if e.Partial {
 		s += " partial"
 	}
+	if e.Oversize {
+		s += " oversize"
+	}
 	return s
 }
 
@@ -36,7 +39,12 @@ func sseString(e *SSEEvent) string {
 // the same reused buffer, scribbled over once Push returns, so that an
 // event that kept a piece of an earlier chunk shows it.
 func decodeAll(chunks ...[]byte) []string {
-	var d SSEDecoder
+	return decodeLimited(0, chunks...)
+}
+
+// decodeLimited is decodeAll with the decoder's Limit set.
+func decodeLimited(limit int, chunks ...[]byte) []string {
+	d := SSEDecoder{Limit: limit}
 	var out []string
 	emit := func(e *SSEEvent) { out = append(out, sseString(e)) }
 	var buf []byte
@@ -145,6 +153,60 @@ func TestSSEDecoderReusedChunks(t *testing.T) {
 	}
 }
 
+// TestSSEDecoderLimit: past the limit an event's data is dropped and the
+// event flagged, other long lines are dropped, and the stream goes on;
+// whole or byte by byte, the same.
+func TestSSEDecoderLimit(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []string
+	}{
+		{"at the limit", "data: 0123\n\n", []string{`data="0123"`}},
+		{"data line over", "data: 01234\n\ndata: x\n\n", []string{`data="" oversize`, `data="x"`}},
+		{"joined data over", "data:01234\ndata:56789\n\n", []string{`data="" oversize`}},
+		{"joined data at the limit", "data:0123\ndata:45678\n\n", []string{`data="0123\n45678"`}},
+		{"later lines after over ignored", "data: 0123456\ndata: a\nid: 5\n\n", []string{`data="" id="5" oversize`}},
+		{"long id dropped", "id: 0123456\ndata: x\n\n", []string{`data="x"`}},
+		{"long comment dropped", ": 0123456789\ndata: x\n\n", []string{`data="x"`}},
+		{"long field name dropped", "dataaaaaaaa: x\n\n", nil},
+		{"partial oversize at end", "data: 0123456789", []string{`data="" partial oversize`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var bytewise [][]byte
+			for i := range len(tt.in) {
+				bytewise = append(bytewise, []byte{tt.in[i]})
+			}
+			for _, chunks := range [][][]byte{{[]byte(tt.in)}, bytewise} {
+				if got := decodeLimited(10, chunks...); strings.Join(got, "|") != strings.Join(tt.want, "|") {
+					t.Fatalf("in %d chunks: got %q, want %q", len(chunks), got, tt.want)
+				}
+			}
+		})
+	}
+}
+
+// TestSSEDecoderLimitBoundsMemory: a line that never ends, pushed 32 KiB
+// at a time, leaves the decoder holding no more than its limit.
+func TestSSEDecoderLimitBoundsMemory(t *testing.T) {
+	const limit = 1 << 20
+	d := SSEDecoder{Limit: limit}
+	chunk := bytes.Repeat([]byte("x"), 32<<10)
+	d.Push([]byte("data: "), func(*SSEEvent) {})
+	for range 64 << 20 / len(chunk) {
+		d.Push(chunk, func(*SSEEvent) { t.Fatal("an event before the line ended") })
+	}
+	if cap(d.line) > 2*limit || cap(d.data) > 2*limit {
+		t.Fatalf("after 64 MiB of one line the decoder holds %d + %d bytes, limit %d", cap(d.line), cap(d.data), limit)
+	}
+	var got []string
+	d.Push([]byte("\n\ndata: next\n\n"), func(e *SSEEvent) { got = append(got, sseString(e)) })
+	if strings.Join(got, "|") != `data="" oversize|data="next"` {
+		t.Fatalf("events %q", got)
+	}
+}
+
 func TestSSEDecoderHugeEvent(t *testing.T) {
 	payload := bytes.Repeat([]byte("x"), 16<<20)
 	in := AppendSSEEvent(nil, "", payload)
@@ -155,6 +217,63 @@ func TestSSEDecoderHugeEvent(t *testing.T) {
 	}
 	if !bytes.Equal(got, payload) {
 		t.Fatalf("16 MiB event: got %d bytes, want %d", len(got), len(payload))
+	}
+}
+
+// TestSSEDecoderBigEventsDetached: a big event's data is handed out
+// detached, so a recorder may keep it: it stays intact however the
+// stream goes on, while small events' buffers are reused.
+func TestSSEDecoderBigEventsDetached(t *testing.T) {
+	big := func(c byte) string { return strings.Repeat(string(c), 3<<20) }
+	tests := []struct {
+		name string
+		in   string
+		want string
+	}{
+		{"one data line", "data: " + big('a') + "\n\n", big('a')},
+		{"two data lines", "data: " + big('a') + "\ndata: " + big('b') + "\n\n", big('a') + "\n" + big('b')},
+		{"a small line, then a big one", "data: x\ndata: " + big('a') + "\n\n", "x\n" + big('a')},
+		{"a big line, then an id", "data: " + big('a') + "\nid: 4\n\n", big('a')},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var d SSEDecoder
+			var kept [][]byte
+			var small []string
+			emit := func(e *SSEEvent) {
+				switch {
+				case e.Detached:
+					kept = append(kept, e.Data)
+				case len(e.Data) > bigData:
+					t.Fatalf("a %d-byte event was not detached", len(e.Data))
+				default:
+					small = append(small, string(e.Data))
+				}
+			}
+			buf := make([]byte, 32<<10)
+			push := func(in string, n int) {
+				for rest := []byte(in); len(rest) > 0; {
+					chunk := buf[:copy(buf[:n], rest)]
+					rest = rest[len(chunk):]
+					d.Push(chunk, emit)
+					for i := range chunk {
+						chunk[i] = '#'
+					}
+				}
+			}
+			for range 2 { // a small event byte by byte goes through the decoder's buffers
+				push(tt.in, len(buf))
+				push("data: small\n\n", 1)
+			}
+			if len(kept) != 2 || strings.Join(small, "|") != "small|small" {
+				t.Fatalf("%d big events kept, small ones %q", len(kept), small)
+			}
+			for i, k := range kept {
+				if string(k) != tt.want {
+					t.Errorf("big event %d: %d bytes kept, not the %d sent (changed since emitted)", i, len(k), len(tt.want))
+				}
+			}
+		})
 	}
 }
 
@@ -201,6 +320,10 @@ func FuzzSSEDecoder(f *testing.F) {
 		chunks := chunksOf(input, n)
 		if split := decodeAll(chunks...); strings.Join(split, "|") != strings.Join(whole, "|") {
 			t.Fatalf("chunks of %d: %q, whole: %q", n, split, whole)
+		}
+		limit := int(size%16) + 1
+		if a, b := decodeLimited(limit, input), decodeLimited(limit, chunks...); strings.Join(a, "|") != strings.Join(b, "|") {
+			t.Fatalf("limit %d, chunks of %d: %q, whole: %q", limit, n, b, a)
 		}
 		data := bytes.NewBuffer(nil)
 		for _, line := range bytes.FieldsFunc(input, func(r rune) bool { return r == '\r' || r == '\n' }) {

@@ -188,6 +188,12 @@ func TooBigText(size, limit int64) string {
 		what, sizeText(limit), sizeText(2*limit))
 }
 
+// HeldTooBigText says why an agent's event over the limit was not passed
+// on under interception, which delivers only messages it holds whole.
+func HeldTooBigText(limit int64) string {
+	return "an event over the " + sizeText(limit) + " limit could not be held for interception and was not passed on; raise it with --max-message-size"
+}
+
 // WSTooBigReason is the reason of a 1009 close; it must fit the 123 bytes
 // a close frame allows.
 func WSTooBigReason(limit int64) string {

@@ -10,18 +10,19 @@ import (
 // The input bounds of serve and proxy: how big a message, how many
 // connections or requests at once, how long an idle connection lives.
 
-func maxMessageFlag(fs *flag.FlagSet) {
-	fs.String("max-message-size", "256MiB", "largest POST body or WebSocket message, a `SIZE` such as 64MiB or 1GiB; a larger one gets 413 or WebSocket close 1009")
+// maxMessageFlag adds --max-message-size; more says what else it bounds.
+func maxMessageFlag(fs *flag.FlagSet, more string) {
+	fs.String("max-message-size", "256MiB", "largest POST body or WebSocket message, a `SIZE` such as 64MiB or 1GiB; a larger one gets 413 or WebSocket close 1009"+more)
 }
 
 func serveBoundFlags(fs *flag.FlagSet) {
-	maxMessageFlag(fs)
+	maxMessageFlag(fs, "")
 	fs.Int("max-connections", bridge.DefaultMaxConns, "most connections (agent processes) at once; initialize beyond it gets 503 (0: no cap)")
 	durationFlag(fs, "idle-timeout", bridge.DefaultIdleTimeout, "stop a connection's agent when it has no stream open and sends nothing for this long (0: never)")
 }
 
 func proxyBoundFlags(fs *flag.FlagSet) {
-	maxMessageFlag(fs)
+	maxMessageFlag(fs, "; a larger SSE event from the agent passes, recorded empty and flagged truncated")
 	fs.Int("max-in-flight", proxy.DefaultMaxInFlight, "most requests, streams and WebSockets at once; beyond it a request gets 503 (0: no cap)")
 }
 
