@@ -23,10 +23,44 @@ import (
 // pieces of a 100 MiB line are given back together, and keeping them all
 // would hold that memory for the rest of the run.
 type chunkBuffers struct {
-	once  sync.Once
-	free  [len(chunkClasses)]chan []byte
-	kept  atomic.Int64 // bytes waiting in free
+	kept  atomic.Int64 // bytes waiting in free, all classes
+	free  [len(chunkClasses)]freeList
 	slabs [len(chunkClasses)]slab
+}
+
+// freeList holds one class's buffers waiting for reuse, the last given
+// back on top: that one was copied from a moment ago and is likeliest
+// still in the cache, and a copy into memory the cache has lost runs at
+// half the speed or less. (A queue handed out the coldest buffer of
+// hundreds cycling through it.)
+type freeList struct {
+	mu  sync.Mutex
+	top []([]byte)
+}
+
+func (f *freeList) push(b []byte) {
+	f.mu.Lock()
+	f.top = append(f.top, b)
+	f.mu.Unlock()
+}
+
+func (f *freeList) pop() ([]byte, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := len(f.top)
+	if n == 0 {
+		return nil, false
+	}
+	b := f.top[n-1]
+	f.top[n-1] = nil
+	f.top = f.top[:n-1]
+	return b, true
+}
+
+func (f *freeList) len() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.top)
 }
 
 // slab is the memory new buffers of one class are cut from when none
@@ -85,12 +119,6 @@ func (cb *chunkBuffers) class(n int) int {
 	return -1
 }
 
-func (cb *chunkBuffers) init() {
-	for i, size := range chunkClasses {
-		cb.free[i] = make(chan []byte, keptBytes/size)
-	}
-}
-
 // copyOf returns a copy of src, in recycled memory of class c (from
 // class; negative: ordinary memory, for a size the pool does not keep).
 func (cb *chunkBuffers) copyOf(c int, src []byte) []byte {
@@ -108,14 +136,11 @@ func (cb *chunkBuffers) empty(c, n int) []byte {
 	if c < 0 {
 		return make([]byte, 0, n)
 	}
-	cb.once.Do(cb.init)
-	select {
-	case b := <-cb.free[c]:
+	if b, ok := cb.free[c].pop(); ok {
 		cb.kept.Add(-int64(cap(b)))
 		return b[:0]
-	default:
-		return cb.slabs[c].cut(chunkClasses[c])
 	}
+	return cb.slabs[c].cut(chunkClasses[c])
 }
 
 // cut returns n bytes of fresh memory, empty.
@@ -133,24 +158,18 @@ func (s *slab) cut(n int) []byte {
 
 // hasFree reports whether a recycled buffer of class c (c >= 0) waits.
 func (cb *chunkBuffers) hasFree(c int) bool {
-	cb.once.Do(cb.init)
-	return len(cb.free[c]) > 0
+	return cb.free[c].len() > 0
 }
 
 // release takes back a chunk copyOf made, once nothing refers to it.
 func (cb *chunkBuffers) release(b []byte) {
 	for i, size := range chunkClasses {
 		if cap(b) == size {
-			cb.once.Do(cb.init)
 			if cb.kept.Add(int64(size)) > keptBytes {
 				cb.kept.Add(-int64(size)) // enough are kept: this one goes to the collector
 				return
 			}
-			select {
-			case cb.free[i] <- b[:0]:
-			default:
-				cb.kept.Add(-int64(size))
-			}
+			cb.free[i].push(b[:0])
 			return
 		}
 	}

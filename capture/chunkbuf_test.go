@@ -26,7 +26,7 @@ func TestChunkBufferClasses(t *testing.T) {
 }
 
 // TestChunkBuffersReuse: a released buffer is the next one handed out for
-// its class, copies hold exactly the source, and no more than
+// its class, last in first out, copies hold exactly the source, and no more than
 // keptBytes bytes, all sizes together, wait for reuse.
 func TestChunkBuffersReuse(t *testing.T) {
 	var cb chunkBuffers
@@ -40,11 +40,19 @@ func TestChunkBuffersReuse(t *testing.T) {
 	if &b[0] != &a[0] || !bytes.Equal(b, src[:90<<10]) {
 		t.Errorf("a released buffer was not reused, or the copy differs")
 	}
+	c := cb.copyOf(cb.class(90<<10), src[:90<<10])
+	cb.release(b)
+	cb.release(c)
+	d := cb.copyOf(cb.class(90<<10), src[:90<<10])
+	e := cb.copyOf(cb.class(90<<10), src[:90<<10])
+	if &d[0] != &c[0] || &e[0] != &b[0] {
+		t.Errorf("buffers not handed out last given back first (the cache's warmest)")
+	}
 	small := cb.copyOf(cb.class(100), src[:100])
 	cb.release(small) // not a pooled size: ignored
 	got := 0
-	for _, free := range cb.free {
-		got += len(free)
+	for i := range cb.free {
+		got += cb.free[i].len()
 	}
 	if got != 0 {
 		t.Errorf("%d buffers kept after releasing an unpooled one", got)
@@ -55,8 +63,8 @@ func TestChunkBuffersReuse(t *testing.T) {
 		cb.release(make([]byte, 0, 64<<10))
 	}
 	held := 0
-	for i, free := range cb.free {
-		held += len(free) * chunkClasses[i]
+	for i := range cb.free {
+		held += cb.free[i].len() * chunkClasses[i]
 	}
 	if held > keptBytes || held != int(cb.kept.Load()) || held < keptBytes-256<<10 {
 		t.Errorf("%d bytes kept (counted %d), want the pool full to within one buffer of %d", held, cb.kept.Load(), keptBytes)
@@ -76,7 +84,7 @@ func TestFramesGiveBuffersBack(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(w.tap.buffers.free[class]); n != 1 {
+	if n := w.tap.buffers.free[class].len(); n != 1 {
 		t.Errorf("%d buffers of %d KiB kept after a 100 KiB frame, want the 1 it took back", n, chunkClasses[class]>>10)
 	}
 	r, err := Open(w.Path())
