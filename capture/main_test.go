@@ -13,15 +13,20 @@ import (
 // childEnv makes the test binary act as a writing proxy (see writeChild).
 const childEnv = "ACPSCOPE_CAPTURE_TEST_CHILD"
 
+// children are what the test binary does instead of testing when their
+// environment variable is set (to a capture path or a socket): the
+// tests that need a process of their own start one.
+var children = map[string]func(string) int{
+	childEnv:     writeChild,
+	dialChildEnv: dialChild,
+	rssChildEnv:  hugeLineChild,
+}
+
 func TestMain(m *testing.M) {
-	if path := os.Getenv(childEnv); path != "" {
-		os.Exit(writeChild(path))
-	}
-	if sock := os.Getenv(dialChildEnv); sock != "" {
-		os.Exit(dialChild(sock))
-	}
-	if path := os.Getenv(rssChildEnv); path != "" {
-		os.Exit(hugeLineChild(path))
+	for env, child := range children {
+		if v := os.Getenv(env); v != "" {
+			os.Exit(child(v))
+		}
 	}
 	os.Exit(m.Run())
 }
