@@ -40,7 +40,8 @@ type wsLink struct {
 
 // dialWS opens the WebSocket and starts its reader.
 func (b *connector) dialWS(ctx context.Context) (*wsLink, error) {
-	d := websocket.Dialer{Jar: b.jar, TLSClientConfig: acphttp.TLSClientConfig(b.opts.UnsafeInsecure), HandshakeTimeout: 30 * time.Second}
+	d := websocket.Dialer{Jar: b.jar, TLSClientConfig: acphttp.TLSClientConfig(b.opts.UnsafeInsecure), HandshakeTimeout: 30 * time.Second,
+		ReadBufferSize: acphttp.WSBufferSize, WriteBufferSize: acphttp.WSBufferSize, WriteBufferPool: acphttp.WSWriteBuffers}
 	h := http.Header{}
 	b.authHeader(h)
 	ws, resp, err := d.DialContext(ctx, b.url.String(), h)

@@ -144,7 +144,8 @@ func NewServer(opts ServeOptions) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, messages: messages, guard: guard, conns: map[string]*serveConn{}}
-	s.upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
+	s.upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true },
+		ReadBufferSize: acphttp.WSBufferSize, WriteBufferSize: acphttp.WSBufferSize, WriteBufferPool: acphttp.WSWriteBuffers}
 	return s, nil
 }
 

@@ -228,7 +228,7 @@ func timeTurns(b *testing.B, direct, minimal, ours string, f func(base string)) 
 // BenchmarkHTTPAgainstMinimal times acpscope's proxy with a real capture
 // against a minimal reverse proxy and a direct connection, turn by turn
 // in the same run: a GET stream of 500 SSE events of 200 B and of 16 KiB,
-// a POST answered with JSON, and a WebSocket round trip of 200 B.
+// a POST answered with JSON, and WebSocket round trips of 200 B and 16 KiB.
 //
 //	go test -run '^$' -bench HTTPAgainstMinimal -count 5 ./proxy
 func BenchmarkHTTPAgainstMinimal(b *testing.B) {
@@ -244,28 +244,34 @@ func BenchmarkHTTPAgainstMinimal(b *testing.B) {
 		body := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"pad":"` + strings.Repeat("x", 120) + `"}}`)
 		timeTurns(b, up, minimalProxy(b, up), recordingProxy(b, up), func(base string) { post(b, c, base+"/acp", body) })
 	})
-	b.Run("ws", func(b *testing.B) {
-		up := netkit.StartServer(b, netkit.H1, wsEcho()).URL
-		conns := map[string]*websocket.Conn{}
-		msg := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"pad":"` + strings.Repeat("x", 200) + `"}}`)
-		bases := []string{up, minimalProxy(b, up), recordingProxy(b, up)}
-		for _, base := range bases {
-			conn, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+"/acp", nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer conn.Close()
-			conns[base] = conn
+	for _, size := range []int{200, 16 << 10} {
+		b.Run(fmt.Sprintf("ws=%dB", size), func(b *testing.B) { wsTurns(b, size) })
+	}
+}
+
+// wsTurns times a WebSocket round trip of a message of size bytes of
+// padding, turn by turn, as BenchmarkHTTPAgainstMinimal does.
+func wsTurns(b *testing.B, size int) {
+	up := netkit.StartServer(b, netkit.H1, wsEcho()).URL
+	conns := map[string]*websocket.Conn{}
+	msg := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"pad":"` + strings.Repeat("x", size) + `"}}`)
+	bases := []string{up, minimalProxy(b, up), recordingProxy(b, up)}
+	for _, base := range bases {
+		conn, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+"/acp", nil)
+		if err != nil {
+			b.Fatal(err)
 		}
-		timeTurns(b, bases[0], bases[1], bases[2], func(base string) {
-			conn := conns[base]
-			if err := conn.WriteMessage(websocket.TextMessage, msg); err != nil {
-				b.Fatal(err)
-			}
-			if _, _, err := conn.ReadMessage(); err != nil {
-				b.Fatal(err)
-			}
-		})
+		defer conn.Close()
+		conns[base] = conn
+	}
+	timeTurns(b, bases[0], bases[1], bases[2], func(base string) {
+		conn := conns[base]
+		if err := conn.WriteMessage(websocket.TextMessage, msg); err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := conn.ReadMessage(); err != nil {
+			b.Fatal(err)
+		}
 	})
 }
 

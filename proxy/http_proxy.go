@@ -149,8 +149,12 @@ func NewHTTPProxy(opts HTTPProxyOptions) (*HTTPProxy, error) {
 		Proxy:            nil,
 		TLSClientConfig:  acphttp.TLSClientConfig(opts.UnsafeUpstreamInsecure),
 		HandshakeTimeout: p.h1.TLSHandshakeTimeout,
+		ReadBufferSize:   acphttp.WSBufferSize,
+		WriteBufferSize:  acphttp.WSBufferSize,
+		WriteBufferPool:  acphttp.WSWriteBuffers,
 	}
-	p.upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
+	p.upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true },
+		ReadBufferSize: acphttp.WSBufferSize, WriteBufferSize: acphttp.WSBufferSize, WriteBufferPool: acphttp.WSWriteBuffers}
 	p.wsConns = map[*websocket.Conn]int{}
 	return p, nil
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/acpscope/acpscope/wire"
@@ -53,9 +54,26 @@ func ReadBody(r *http.Request, limit int64) ([]byte, error) {
 }
 
 // readUpTo reads r to EOF, or fails with ErrTooBig once more than limit
-// bytes have come.
+// bytes have come. A body that fits a scratch buffer, as nearly every
+// message does, is read there and copied once into memory of its size;
+// a longer one goes on in growing chunks.
 func readUpTo(r io.Reader, limit int64) ([]byte, error) {
-	var b BodyBuffer
+	sp := scratches.Get().(*[]byte)
+	defer scratches.Put(sp)
+	s := *sp
+	if limit < int64(len(s)) {
+		s = s[:limit+1] // one byte past the limit tells it was crossed
+	}
+	n, err := io.ReadFull(r, s)
+	switch {
+	case int64(n) > limit:
+		return nil, ErrTooBig
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		return exactCopy(s[:n]), nil
+	case err != nil:
+		return exactCopy(s[:n]), err
+	}
+	b := BodyBuffer{chunks: [][]byte{append(make([]byte, 0, 2*len(s)), s...)}, n: n}
 	for {
 		n, err := r.Read(b.room())
 		b.grew(n)
@@ -69,6 +87,21 @@ func readUpTo(r io.Reader, limit int64) ([]byte, error) {
 			return b.Bytes(), err
 		}
 	}
+}
+
+// scratches are the buffers readUpTo reads into first. Reading a body
+// of unknown length into growing chunks cost a 16 KiB WebSocket message
+// six allocations the runtime zeroes, a copy to join them and the
+// collector's work after, on the path that relays it.
+var scratches = sync.Pool{New: func() any { b := make([]byte, scratchSize); return &b }}
+
+const scratchSize = 64 << 10
+
+// exactCopy returns a copy of b with no spare room (the capture keeps it).
+func exactCopy(b []byte) []byte {
+	out := make([]byte, len(b))
+	copy(out, b)
+	return out
 }
 
 // BodyBuffer collects a body of unknown length in chunks of growing size:
@@ -193,6 +226,15 @@ func TooBigText(size, limit int64) string {
 func HeldTooBigText(limit int64) string {
 	return "an event over the " + sizeText(limit) + " limit could not be held for interception and was not passed on; raise it with --max-message-size"
 }
+
+// WSBufferSize is the read and write buffer of a WebSocket that relays
+// messages. gorilla/websocket's default, 4 KiB, writes a message as a
+// frame and a write call per 4 KiB.
+const WSBufferSize = 64 << 10
+
+// WSWriteBuffers shares write buffers between WebSockets: a socket holds
+// one only while it writes a message.
+var WSWriteBuffers = &sync.Pool{}
 
 // WSTooBigReason is the reason of a 1009 close; it must fit the 123 bytes
 // a close frame allows.
