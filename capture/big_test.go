@@ -2,8 +2,6 @@ package capture
 
 import (
 	"bytes"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -52,13 +50,7 @@ func TestHugeLineRSS(t *testing.T) {
 		t.Skip("100 MiB line skipped in -short mode")
 	}
 	path := tempCapture(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), rssChildEnv+"="+path)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("child: %v", err)
-	}
+	out := runChild(t, rssChildEnv, path)
 	kib, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
 	if err != nil {
 		t.Fatalf("child said %q", out)

@@ -3,6 +3,7 @@ package capture
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -96,17 +97,40 @@ func hugeLineChild(path string) int {
 // peakRSSKiB reads VmHWM, this process's own high-water mark. (getrusage
 // is no good in a child: Linux carries the parent's peak across exec.)
 func peakRSSKiB() int64 {
+	if kib, ok := procStatusKiB("VmHWM"); ok {
+		return kib
+	}
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Maxrss
+}
+
+// procStatusKiB reads one of this process's sizes in KiB from
+// /proc/self/status (Linux).
+func procStatusKiB(field string) (int64, bool) {
 	status, err := os.ReadFile("/proc/self/status")
 	if err != nil {
-		var ru syscall.Rusage
-		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-		return ru.Maxrss
+		return 0, false
 	}
 	for _, line := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kib, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kib
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			kib, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kib, err == nil
 		}
 	}
-	return 0
+	return 0, false
+}
+
+// runChild runs the test binary as the child env names (see children),
+// on the capture at path, and returns what it printed.
+func runChild(t *testing.T, env, path string) []byte {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), env+"="+path)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("child: %v", err)
+	}
+	return out
 }

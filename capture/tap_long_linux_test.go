@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"runtime/debug"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -86,16 +83,10 @@ func reserveForRuntime() {
 	wg.Wait()
 }
 
-// vmSize reads this process's address space in bytes from /proc.
+// vmSize returns this process's address space in bytes.
 func vmSize() uint64 {
-	status, _ := os.ReadFile("/proc/self/status")
-	for _, line := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmSize:"); ok {
-			kib, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kib << 10
-		}
-	}
-	return 0
+	kib, _ := procStatusKiB("VmSize")
+	return uint64(kib) << 10
 }
 
 // TestLongLineWithoutRoom: when the memory of a line the tap assembles
@@ -105,13 +96,7 @@ func vmSize() uint64 {
 // growth for real.
 func TestLongLineWithoutRoom(t *testing.T) {
 	path := tempCapture(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), noRoomChildEnv+"="+path)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("child: %v", err)
-	}
+	out := runChild(t, noRoomChildEnv, path)
 	var lostMsgs, lostBytes int64
 	var mappings int
 	if _, err := fmt.Sscan(string(out), &lostMsgs, &lostBytes, &mappings); err != nil {

@@ -92,11 +92,7 @@ func TestSSEDecoder(t *testing.T) {
 				t.Fatalf("got %q, want %q", got, tt.want)
 			}
 			// Byte by byte must give the same result.
-			var chunks [][]byte
-			for i := range len(tt.in) {
-				chunks = append(chunks, []byte{tt.in[i]})
-			}
-			if got1 := decodeAll(chunks...); strings.Join(got1, "|") != strings.Join(tt.want, "|") {
+			if got1 := decodeAll(oneByteChunks(tt.in)...); strings.Join(got1, "|") != strings.Join(tt.want, "|") {
 				t.Fatalf("byte by byte got %q, want %q", got1, tt.want)
 			}
 		})
@@ -174,11 +170,7 @@ func TestSSEDecoderLimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var bytewise [][]byte
-			for i := range len(tt.in) {
-				bytewise = append(bytewise, []byte{tt.in[i]})
-			}
-			for _, chunks := range [][][]byte{{[]byte(tt.in)}, bytewise} {
+			for _, chunks := range [][][]byte{{[]byte(tt.in)}, oneByteChunks(tt.in)} {
 				if got := decodeLimited(10, chunks...); strings.Join(got, "|") != strings.Join(tt.want, "|") {
 					t.Fatalf("in %d chunks: got %q, want %q", len(chunks), got, tt.want)
 				}
@@ -276,6 +268,9 @@ func TestSSEDecoderBigEventsDetached(t *testing.T) {
 		})
 	}
 }
+
+// oneByteChunks cuts s into chunks of one byte.
+func oneByteChunks(s string) [][]byte { return chunksOf([]byte(s), 1) }
 
 func chunksOf(b []byte, n int) [][]byte {
 	var out [][]byte
