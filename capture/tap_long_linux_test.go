@@ -33,10 +33,18 @@ func noRoomChild(path string) int {
 		return 1
 	}
 	chunk := bytes.Repeat([]byte{'r'}, 1<<20)
-	idle := func() {
+	// idle waits for the builder to take everything queued, so that the
+	// tap may take the line over; a minute is generous on a busy machine.
+	idle := func() bool {
+		deadline := time.Now().Add(time.Minute)
 		for len(w.tap.queue) != 0 || w.tap.queued.Load() != 0 {
+			if time.Now().After(deadline) {
+				fmt.Fprintf(os.Stderr, "capture never went idle: %d items, %d bytes queued after a minute\n", len(w.tap.queue), w.tap.queued.Load())
+				return false
+			}
 			time.Sleep(100 * time.Microsecond)
 		}
+		return true
 	}
 	reserveForRuntime()
 	if err := unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: vmSize() + noRoomSlack, Max: unix.RLIM_INFINITY}); err != nil {
@@ -44,11 +52,15 @@ func noRoomChild(path string) int {
 		return 1
 	}
 	for range 4 * noRoomSlack >> 20 {
-		idle()
+		if !idle() {
+			return 1
+		}
 		w.Chunk(0, StreamAgent, 1, chunk)
 	}
 	unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: unix.RLIM_INFINITY, Max: unix.RLIM_INFINITY})
-	idle()
+	if !idle() {
+		return 1
+	}
 	w.Chunk(0, StreamAgent, 1, []byte("\n"+notif(1)+"\n"))
 	if err := w.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
