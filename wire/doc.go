@@ -1,8 +1,9 @@
 // Package wire frames and classifies JSON-RPC 2.0 traffic as it appears on
-// the wire: newline framing with no size limit, the SSE event codec, and
-// Classify, which tells what a frame is (request, notification, response,
-// error response, batch, invalid JSON, non-protocol line, invalid UTF-8)
-// and pulls out its id, method and sessionId without re-encoding anything.
+// the wire: newline framing with no size limit, the SSE event codec
+// (bounded when asked), and Classify, which tells what a frame is
+// (request, notification, response, error response, batch, invalid JSON,
+// non-protocol line, invalid UTF-8) and pulls out its id, method and
+// sessionId without re-encoding anything.
 // Pairer matches responses to requests by (direction, exact id bytes); it
 // is the one pairing the store, lint, the transcript and replay share.
 //
