@@ -101,11 +101,12 @@ func headerLen(b1 byte) int {
 	return n
 }
 
-// ReadHeader reads one frame header from r into raw, which must hold
-// MaxHeaderLen bytes, and returns it parsed with its length. An end of
-// input before the first byte is io.EOF; within the header,
-// io.ErrUnexpectedEOF.
-func ReadHeader(r *bufio.Reader, raw []byte) (Header, int, error) {
+// PeekHeader parses the frame header at the front of r without taking
+// it, so the relay can forward it with the payload in one write; it
+// returns the header and its length. An end of input before the first
+// byte is io.EOF; within the header, io.ErrUnexpectedEOF. r's buffer
+// must hold at least MaxHeaderLen bytes.
+func PeekHeader(r *bufio.Reader) (Header, int, error) {
 	b, err := r.Peek(2)
 	if err != nil {
 		return Header{}, 0, cutShort(err, len(b) > 0)
@@ -115,11 +116,6 @@ func ReadHeader(r *bufio.Reader, raw []byte) (Header, int, error) {
 		return Header{}, 0, cutShort(err, true)
 	}
 	h, _, err := ParseHeader(b)
-	if err != nil {
-		return Header{}, 0, err
-	}
-	copy(raw, b)
-	_, err = r.Discard(n)
 	return h, n, err
 }
 
