@@ -17,10 +17,15 @@
 // The HTTP proxy (HTTPProxy) is a reverse proxy on one endpoint for ACP
 // over Streamable HTTP (POST, SSE GET, DELETE; HTTP/1.1, cleartext
 // HTTP/2, TLS) and WebSocket: bodies, events and messages pass unchanged
-// and are recorded whole, each before the other side can see it. Under
-// interception (--faults, --allow-intercept) each POST body, SSE event,
-// JSON reply and WebSocket message goes to the interceptor instead, and
-// what it delivers is sent on as a POST or SSE event of its own. Its
+// and are recorded whole, each before the other side can see it. A
+// WebSocket passes byte for byte, frames as they were sent (their
+// masking keys, fragments and compression), the upgrade's key and
+// extensions agreed by the two ends themselves (ws_upgrade.go,
+// ws_relay.go). Under interception (--faults, --allow-intercept) each
+// POST body, SSE event, JSON reply and WebSocket message goes to the
+// interceptor instead, and what it delivers is sent on as a POST, SSE
+// event or WebSocket message of its own; WebSockets are then relayed
+// message by message (ws_proxy.go). Its
 // listener and guard are package door's; what it shares with the bridges
 // (envelope headers, bounds, upstream transports) is package acphttp's.
 //
@@ -43,8 +48,10 @@
 // HTTPProxy runs each request on the goroutine net/http gives it; the
 // response is written there and tapped before each write, and the
 // request body is tapped on whichever goroutine the transport reads it
-// from (bodyTap locks). A WebSocket adds two pump goroutines, one per
-// direction, that end when either side closes; Close closes the sockets.
+// from (bodyTap locks). A WebSocket adds two goroutines, one per
+// direction, that end when either side closes; each writes whole frames
+// to its socket under that socket's lock, which a 1009 close the relay
+// sends on its own also takes. Close closes the sockets.
 // Under interception a Streamable HTTP connection's messages go to the
 // interceptor one at a time per direction (httpConn's two locks), and
 // each SSE stream is written only under its own lock, by its handler or

@@ -101,11 +101,11 @@ type HTTPProxy struct {
 	maxInFlight int          // MaxInFlight
 	inFlight    atomic.Int64
 
-	h1, h2c   *http.Transport         // HTTP/1.1 (and h2 over TLS); cleartext HTTP/2
-	rp1, rp2c *httputil.ReverseProxy  // one per transport
-	dialer    *websocket.Dialer       // upstream leg of WebSockets
-	upgrader  websocket.Upgrader      // client leg of WebSockets
-	wsConns   map[*websocket.Conn]int // open WebSockets, closed by Close
+	h1, h2c   *http.Transport        // HTTP/1.1 (and h2 over TLS); cleartext HTTP/2
+	rp1, rp2c *httputil.ReverseProxy // one per transport
+	dialer    *websocket.Dialer      // upstream leg of WebSockets
+	upgrader  websocket.Upgrader     // client leg of WebSockets
+	wsConns   map[io.Closer]int      // open WebSockets' sockets, closed by Close
 	wsMu      sync.Mutex
 }
 
@@ -155,7 +155,7 @@ func NewHTTPProxy(opts HTTPProxyOptions) (*HTTPProxy, error) {
 	}
 	p.upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true },
 		ReadBufferSize: acphttp.WSBufferSize, WriteBufferSize: acphttp.WSBufferSize, WriteBufferPool: acphttp.WSWriteBuffers}
-	p.wsConns = map[*websocket.Conn]int{}
+	p.wsConns = map[io.Closer]int{}
 	return p, nil
 }
 

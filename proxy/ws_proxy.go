@@ -31,12 +31,22 @@ func withoutHandshakeHeaders(h http.Header) http.Header {
 	return out
 }
 
-// serveWebSocket joins a client WebSocket to an upstream one, message by
-// message: dial the upstream first, so its 101 headers (Acp-Connection-Id,
-// Set-Cookie) and any refusal reach the client as the upstream sent them.
+// serveWebSocket relays a WebSocket on our endpoint: byte for byte
+// (ws_upgrade.go, ws_relay.go), or message by message under
+// interception, which holds and rewrites whole messages.
 func (p *HTTPProxy) serveWebSocket(w http.ResponseWriter, r *http.Request) {
-	conn := p.conns.Fresh()
-	env := func(stream string, status int, h http.Header) *wire.Envelope {
+	if p.intercept != nil {
+		p.serveWebSocketMessages(w, r)
+		return
+	}
+	p.serveWebSocketBytes(w, r)
+}
+
+// wsEnvelope makes the envelopes of a WebSocket's records: the upgrade
+// request's method, path, protocol and Acp-* headers, with the stream,
+// status and headers given.
+func wsEnvelope(r *http.Request) func(stream string, status int, h http.Header) *wire.Envelope {
+	return func(stream string, status int, h http.Header) *wire.Envelope {
 		e := &wire.Envelope{Method: r.Method, Path: r.URL.Path, Proto: r.Proto, Status: status, Stream: stream,
 			ConnectionID: r.Header.Get(acphttp.HeaderConnectionID), SessionID: r.Header.Get(acphttp.HeaderSessionID)}
 		if h != nil {
@@ -44,6 +54,15 @@ func (p *HTTPProxy) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		}
 		return e
 	}
+}
+
+// serveWebSocketMessages joins a client WebSocket to an upstream one,
+// message by message: dial the upstream first, so its 101 headers
+// (Acp-Connection-Id, Set-Cookie) and any refusal reach the client as the
+// upstream sent them.
+func (p *HTTPProxy) serveWebSocketMessages(w http.ResponseWriter, r *http.Request) {
+	conn := p.conns.Fresh()
+	env := wsEnvelope(r)
 	d := *p.dialer
 	d.Subprotocols = websocket.Subprotocols(r)
 	h := withoutHandshakeHeaders(r.Header)
@@ -97,7 +116,7 @@ func (p *HTTPProxy) refuseWebSocket(w http.ResponseWriter, r *http.Request, conn
 		return
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, p.maxMessage))
 	h := withoutHandshakeHeaders(resp.Header)
 	for k, vs := range h {
 		w.Header()[k] = vs
@@ -118,10 +137,11 @@ func (p *HTTPProxy) wsURL(r *http.Request) string {
 	return (&u).String()
 }
 
-func (p *HTTPProxy) trackWS(a, b *websocket.Conn, open bool) {
+// trackWS notes a WebSocket's two sockets open or closed, for Close.
+func (p *HTTPProxy) trackWS(a, b io.Closer, open bool) {
 	p.wsMu.Lock()
 	defer p.wsMu.Unlock()
-	for _, c := range []*websocket.Conn{a, b} {
+	for _, c := range []io.Closer{a, b} {
 		if open {
 			p.wsConns[c]++
 		} else {
@@ -251,10 +271,14 @@ func (w *wsPipe) forwardClose(to *websocket.Conn, dir wire.Dir, err error) {
 	w.rec.Frame(w.conn, dir, tap.Now(), nil, 0, env)
 }
 
-func closeString(ce *websocket.CloseError) string {
-	s := strconv.Itoa(ce.Code)
-	if ce.Text != "" {
-		s += " " + ce.Text
+func closeString(ce *websocket.CloseError) string { return closeText(ce.Code, ce.Text) }
+
+// closeText is a close as recorded in the "ws-close" header: the code,
+// then the reason if there is one.
+func closeText(code int, reason string) string {
+	s := strconv.Itoa(code)
+	if reason != "" {
+		s += " " + reason
 	}
 	return s
 }

@@ -1,0 +1,322 @@
+package proxy
+
+import (
+	"bufio"
+	"crypto/rand"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/acpscope/acpscope/internal/acphttp"
+	"github.com/acpscope/acpscope/internal/tap"
+	"github.com/acpscope/acpscope/internal/wsframe"
+	"github.com/acpscope/acpscope/wire"
+)
+
+// A proxied WebSocket without interception is relayed as bytes: each
+// frame goes on as it arrived (header, masking key, fragmentation,
+// compression), written straight from the read buffer, while a decoded
+// copy of each message goes to the capture. Only a message over the
+// limit is stopped: both sides get a 1009 close instead. Under
+// interception, which must hold and rewrite whole messages, wsPipe
+// relays message by message (ws_proxy.go).
+
+// byteRelay carries one proxied WebSocket.
+type byteRelay struct {
+	rec     tap.Recorder
+	conn    uint32
+	limit   int64                 // --max-message-size, checked per frame header
+	msgEnv  *wire.Envelope        // shared by every message, never changed
+	env     func() *wire.Envelope // a fresh envelope, for closes
+	warn    func(string)
+	refused atomic.Bool // a 1009 is sent, by the first leg to see a message over the limit
+}
+
+// wsSide is one socket of the relay. Its leg writes it whole frames
+// under mu, so a close the relay sends on its own never lands inside
+// a frame.
+type wsSide struct {
+	mu sync.Mutex
+	c  net.Conn
+	// masked: frames to this side must be masked, as the agent's side
+	// expects of the client we stand in for there.
+	masked bool
+}
+
+// legEnd says how a leg ended: err is what stopped it (io.EOF for a
+// clean end of input), closed that it had passed on a close frame.
+type legEnd struct {
+	leg    *relayLeg
+	err    error
+	closed bool
+}
+
+// relayLeg forwards the frames of one direction: read from src, the
+// buffered reader of back's socket, written to dst.
+type relayLeg struct {
+	r         *byteRelay
+	dir       wire.Dir
+	src       *bufio.Reader
+	dst, back *wsSide
+	// The message being read: its first frame's opcode and compression,
+	// its payload so far (unmasked), and the close frame's payload.
+	op         wsframe.Opcode
+	compressed bool
+	msg        []byte
+	size       int64
+	ctl        []byte
+	inflater   wsframe.Inflater
+	sawClose   bool
+}
+
+// run relays both directions until each has ended or one has failed,
+// then closes both sockets. After a clean end (a close passed on, then
+// the end of input) the other side's socket is half-closed and the other
+// direction gets WSControlWait to finish.
+func (r *byteRelay) run(client, agent *wsSide, fromClient, fromAgent *bufio.Reader) {
+	ends := make(chan legEnd, 2)
+	up := &relayLeg{r: r, dir: wire.DirClient, src: fromClient, dst: agent, back: client}
+	down := &relayLeg{r: r, dir: wire.DirAgent, src: fromAgent, dst: client, back: agent}
+	go func() { ends <- up.run() }()   // client→agent leg
+	go func() { ends <- down.run() }() // agent→client leg
+	first := <-ends
+	if first.closed && errors.Is(first.err, io.EOF) {
+		if cw, ok := first.leg.dst.c.(interface{ CloseWrite() error }); ok {
+			cw.CloseWrite() // the end of input passed on
+		}
+	} else {
+		client.c.Close()
+		agent.c.Close()
+	}
+	timer := time.NewTimer(acphttp.WSControlWait)
+	defer timer.Stop()
+	select {
+	case <-ends:
+	case <-timer.C: // the other side never finished its close
+	}
+	client.c.Close()
+	agent.c.Close()
+}
+
+// run forwards frames until src ends or fails, or a message over the
+// limit has been refused. Frames wholly in the read buffer go on in one
+// write; a frame that is not streams through forward.
+func (l *relayLeg) run() legEnd {
+	for {
+		h, n, err := wsframe.PeekHeader(l.src)
+		if err != nil {
+			return legEnd{leg: l, err: err, closed: l.sawClose}
+		}
+		if l.overLimit(h) {
+			l.r.refuse(l)
+			return legEnd{leg: l, err: acphttp.ErrTooBig}
+		}
+		if whole := l.wholeFrames(); whole > 0 {
+			err = l.pass(whole)
+		} else {
+			err = l.forward(h, n)
+		}
+		if err != nil {
+			return legEnd{leg: l, err: err, closed: l.sawClose}
+		}
+	}
+}
+
+// overLimit reports a data frame that would take its message past the
+// limit.
+func (l *relayLeg) overLimit(h wsframe.Header) bool {
+	if h.Op.IsControl() {
+		return false
+	}
+	size := h.Len
+	if h.Op == wsframe.Continuation {
+		size += l.size
+	}
+	return size > l.r.limit
+}
+
+// wholeFrames keeps and records the frames wholly in src's buffer, up
+// to the first that is not or that would cross the limit, and returns
+// the bytes they take.
+func (l *relayLeg) wholeFrames() int {
+	buf, _ := l.src.Peek(l.src.Buffered())
+	span := 0
+	for {
+		h, n, err := wsframe.ParseHeader(buf[span:])
+		if err != nil || n == 0 || int64(len(buf)-span-n) < h.Len || l.overLimit(h) {
+			return span
+		}
+		end := span + n + int(h.Len)
+		l.begin(h)
+		l.keep(h, buf[span+n:end], 0)
+		l.end(h)
+		span = end
+	}
+}
+
+// pass writes the first n bytes of src's buffer on and takes them.
+func (l *relayLeg) pass(n int) error {
+	b, _ := l.src.Peek(n)
+	l.dst.mu.Lock()
+	_, err := l.dst.c.Write(b)
+	l.dst.mu.Unlock()
+	l.src.Discard(n)
+	return err
+}
+
+// forward passes one frame on, its header (n bytes, still in src) and
+// payload written as they arrive, and keeps its payload for the record.
+// What completes a message or a close is recorded before its last bytes
+// go on: the answer it provokes on the other leg must never be recorded
+// first.
+func (l *relayLeg) forward(h wsframe.Header, n int) error {
+	l.begin(h)
+	l.dst.mu.Lock()
+	defer l.dst.mu.Unlock()
+	var pos int64
+	left := h.Len
+	for {
+		if l.src.Buffered() <= n && left > 0 {
+			if _, err := l.src.Peek(n + 1); err != nil {
+				return err
+			}
+		}
+		k := int(min(left, int64(l.src.Buffered()-n)))
+		p, _ := l.src.Peek(n + k)
+		pos = l.keep(h, p[n:], pos)
+		if left -= int64(k); left == 0 {
+			l.end(h)
+		}
+		if _, err := l.dst.c.Write(p); err != nil {
+			return err
+		}
+		l.src.Discard(n + k)
+		if left == 0 {
+			return nil
+		}
+		n = 0
+	}
+}
+
+// begin notes a frame's place: the first frame of a message starts it,
+// a close starts its payload afresh.
+func (l *relayLeg) begin(h wsframe.Header) {
+	switch {
+	case h.Op == wsframe.Close:
+		l.ctl = l.ctl[:0]
+	case h.Op.IsControl():
+	case h.Op == wsframe.Continuation:
+		l.size += h.Len
+	default:
+		l.op, l.compressed, l.size = h.Op, h.Compressed, h.Len
+		l.msg = l.msg[:0]
+		if h.Len > int64(cap(l.msg)) && h.Len > keptMessage {
+			l.msg = make([]byte, 0, h.Len) // handed over whole: sized once
+		}
+	}
+}
+
+// keep adds p, the payload from position pos on, to what is recorded
+// (unmasked), and returns the position after it.
+func (l *relayLeg) keep(h wsframe.Header, p []byte, pos int64) int64 {
+	var into *[]byte
+	switch {
+	case h.Op == wsframe.Close:
+		p = p[:min(len(p), max(0, 125-int(pos)))] // a close's payload is at most 125 bytes
+		into = &l.ctl
+	case h.Op.IsControl():
+		return pos + int64(len(p))
+	default:
+		into = &l.msg
+	}
+	start := len(*into)
+	*into = append(*into, p...)
+	if h.Masked {
+		wsframe.Unmask((*into)[start:], h.Key, pos)
+	}
+	return pos + int64(len(p))
+}
+
+// end records a message once its last frame is read, and a close.
+func (l *relayLeg) end(h wsframe.Header) {
+	switch {
+	case h.Op == wsframe.Close:
+		l.sawClose = true
+		code, reason := wsframe.ParseClose(l.ctl)
+		env := l.r.env()
+		env.Headers = map[string]string{"ws-close": closeText(code, reason)}
+		l.r.rec.Frame(l.r.conn, l.dir, tap.Now(), nil, 0, env)
+	case h.Op.IsControl() || !h.Fin:
+	default:
+		l.record()
+	}
+}
+
+// record hands the message read to the capture, decoded when it was
+// sent compressed.
+func (l *relayLeg) record() {
+	r, flags := l.r, wire.Flags(0)
+	if l.op != wsframe.Text {
+		flags |= wire.FlagBinary
+	}
+	if l.compressed {
+		out, truncated, err := l.inflater.Inflate(l.msg, r.limit)
+		if err == nil {
+			if truncated {
+				flags |= wire.FlagTruncated
+			}
+			r.rec.TakeFrame(r.conn, l.dir, tap.Now(), out, flags, r.msgEnv) // decoded into memory of its own
+			return
+		}
+		r.warn("a compressed WebSocket message from the " + l.dir.String() + " could not be decoded (" + err.Error() + "); recorded as sent")
+		flags |= wire.FlagBinary
+	}
+	if cap(l.msg) <= keptMessage {
+		r.rec.Frame(r.conn, l.dir, tap.Now(), l.msg, flags, r.msgEnv) // copied; the buffer serves the next message
+		return
+	}
+	r.rec.TakeFrame(r.conn, l.dir, tap.Now(), l.msg, flags, r.msgEnv) // handed over, sparing a copy of a big one
+	l.msg = nil
+	acphttp.ReleaseMemory(int(l.size))
+}
+
+// keptMessage is the most a leg's message buffer keeps between messages;
+// the capture copies a message this size into memory it recycles, so a
+// steady stream of them allocates nothing.
+const keptMessage = 64 << 10
+
+// refuse answers a message over the limit from l's source: a 1009 close
+// naming the limit and the flag to both sides, each recorded in the
+// direction it travels. Nothing of the frame that crossed the limit has
+// been passed on.
+func (r *byteRelay) refuse(l *relayLeg) {
+	if !r.refused.CompareAndSwap(false, true) {
+		return // the other leg refused first; its closes stand
+	}
+	reason := acphttp.WSTooBigReason(r.limit)
+	r.rec.Frame(r.conn, l.dir.Reverse(), tap.Now(), nil, 0, acphttp.WSCloseEnv(r.env(), wsCloseTooBig, reason))
+	l.back.writeClose(wsCloseTooBig, reason)
+	r.rec.Frame(r.conn, l.dir, tap.Now(), nil, 0, acphttp.WSCloseEnv(r.env(), wsCloseTooBig, reason))
+	l.dst.writeClose(wsCloseTooBig, reason)
+}
+
+// wsCloseTooBig is RFC 6455's "message too big".
+const wsCloseTooBig = 1009
+
+// writeClose sends a close of the relay's own, between frames, giving
+// up after WSControlWait.
+func (s *wsSide) writeClose(code int, reason string) {
+	var key [4]byte
+	if s.masked {
+		rand.Read(key[:])
+	}
+	frame := wsframe.AppendClose(nil, code, reason, s.masked, key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.c.SetWriteDeadline(time.Now().Add(acphttp.WSControlWait))
+	s.c.Write(frame)
+	s.c.SetWriteDeadline(time.Time{})
+}
