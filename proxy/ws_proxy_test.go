@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"crypto/tls"
 	"errors"
 	"net/http"
 	"strings"
@@ -46,8 +47,9 @@ func wsEchoUpstream(t *testing.T) http.Handler {
 }
 
 func TestWebSocketProxy(t *testing.T) {
-	for _, proto := range []netkit.Proto{netkit.H1, netkit.TLS} {
-		t.Run(string(proto), func(t *testing.T) {
+	for _, legs := range [][2]netkit.Proto{{netkit.H1, netkit.H1}, {netkit.H1, netkit.TLS}, {netkit.TLS, netkit.H1}, {netkit.TLS, netkit.TLS}} {
+		proto, frontProto := legs[1], legs[0]
+		t.Run(string(frontProto)+" to "+string(proto), func(t *testing.T) {
 			upSrv := netkit.StartServer(t, proto, wsEchoUpstream(t))
 			rec := &netkit.Recorder{}
 			p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upSrv.URL + "/acp", Recorder: rec, UnsafeUpstreamInsecure: true})
@@ -55,8 +57,8 @@ func TestWebSocketProxy(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer p.Close()
-			front := netkit.StartServer(t, netkit.H1, p)
-			d := websocket.Dialer{}
+			front := netkit.StartServer(t, frontProto, p)
+			d := websocket.Dialer{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
 			url := "ws" + strings.TrimPrefix(front.URL, "http") + "/acp"
 			c, resp, err := d.Dial(url, http.Header{"Authorization": {"Bearer tok"}})
 			if err != nil {

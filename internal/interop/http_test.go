@@ -157,31 +157,7 @@ func TestConnectTSHTTPServerLoad(t *testing.T) {
 	}
 	goTools(t)
 	dir := tsPeers(t)
-	server := exec.Command("node", filepath.Join(dir, "http-server.mjs"))
-	server.Dir = dir
-	serverOut, _ := server.StdoutPipe()
-	var serverErr testkit.Buffer
-	server.Stderr = &serverErr
-	if err := server.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = server.Process.Kill(); _ = server.Wait() })
-	urls := make(chan string, 1)
-	go func() { // stdout reader: ends when the server exits
-		sc := bufio.NewScanner(serverOut)
-		for sc.Scan() {
-			select {
-			case urls <- sc.Text():
-			default:
-			}
-		}
-	}()
-	var url string
-	select {
-	case url = <-urls:
-	case <-time.After(listenWait):
-		t.Fatalf("the TypeScript HTTP server did not start:\n%s", serverErr.String())
-	}
+	url := startTSServer(t, dir, "http-server.mjs")
 
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
@@ -228,4 +204,36 @@ func TestConnectTSHTTPServerLoad(t *testing.T) {
 		t.Errorf("connect did not say it fell back to HTTP/1.1:\n%s", connectErr.String())
 	}
 	lintHTTP1Only(t, capturePath)
+}
+
+// startTSServer runs one of the TypeScript servers in testdata/ts and
+// returns the endpoint URL it prints first.
+func startTSServer(t *testing.T, dir, script string) string {
+	t.Helper()
+	server := exec.Command("node", filepath.Join(dir, script))
+	server.Dir = dir
+	serverOut, _ := server.StdoutPipe()
+	var serverErr testkit.Buffer
+	server.Stderr = &serverErr
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = server.Process.Kill(); _ = server.Wait() })
+	urls := make(chan string, 1)
+	go func() { // stdout reader: ends when the server exits
+		sc := bufio.NewScanner(serverOut)
+		for sc.Scan() {
+			select {
+			case urls <- sc.Text():
+			default:
+			}
+		}
+	}()
+	select {
+	case url := <-urls:
+		return url
+	case <-time.After(listenWait):
+		t.Fatalf("node %s did not start:\n%s", script, serverErr.String())
+	}
+	return ""
 }

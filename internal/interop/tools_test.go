@@ -14,8 +14,12 @@ import (
 	"time"
 )
 
-// tsSDKVersion pins the TypeScript SDK (testdata/ts/package.json says the same).
-const tsSDKVersion = "2.4.0"
+// tsSDKVersion and wsVersion pin the TypeScript SDK and the `ws` package
+// its WebSocket peers use (testdata/ts/package.json says the same).
+const (
+	tsSDKVersion = "2.4.0"
+	wsVersion    = "8.18.3"
+)
 
 var (
 	toolsOnce sync.Once
@@ -95,11 +99,11 @@ func installTS() (dir, skip string) {
 	if err != nil {
 		cache = os.TempDir()
 	}
-	dir = filepath.Join(cache, "acpscope-interop", "ts-sdk-"+tsSDKVersion)
+	dir = filepath.Join(cache, "acpscope-interop", "ts-sdk-"+tsSDKVersion+"-ws-"+wsVersion)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", "TypeScript interop skipped: " + err.Error()
 	}
-	for _, name := range []string{"package.json", "agent.mjs", "client.mjs", "http-client.mjs", "http-server.mjs"} {
+	for _, name := range []string{"package.json", "agent.mjs", "client.mjs", "http-client.mjs", "http-server.mjs", "ws-client.mjs", "ws-server.mjs"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "ts", name))
 		if err == nil {
 			err = os.WriteFile(filepath.Join(dir, name), b, 0o644)
@@ -108,7 +112,9 @@ func installTS() (dir, skip string) {
 			return "", "TypeScript interop skipped: " + err.Error()
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk", "package.json")); err == nil {
+	_, errSDK := os.Stat(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk", "package.json"))
+	_, errWS := os.Stat(filepath.Join(dir, "node_modules", "ws", "package.json"))
+	if errSDK == nil && errWS == nil {
 		return dir, ""
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -116,7 +122,7 @@ func installTS() (dir, skip string) {
 	cmd := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error")
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Sprintf("TypeScript interop skipped: npm install @agentclientprotocol/sdk@%s failed (offline?): %v\n%s", tsSDKVersion, err, out)
+		return "", fmt.Sprintf("TypeScript interop skipped: npm install @agentclientprotocol/sdk@%s ws@%s failed (offline?): %v\n%s", tsSDKVersion, wsVersion, err, out)
 	}
 	return dir, ""
 }
