@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acpscope/acpscope/internal/testkit/netkit"
 	"github.com/gorilla/websocket"
@@ -115,4 +116,28 @@ func TestWebSocketBytesReclaimed(t *testing.T) {
 	}
 	netkit.WaitLong(t, "every socket's handler gone", func() bool { return p.InFlight() == 0 })
 	netkit.WaitLong(t, "every relay's goroutines gone", func() bool { return runtime.NumGoroutine() <= before })
+}
+
+// TestWebSocketBytesClose: Close ends the WebSockets open through the
+// proxy, so a client reading one sees it end.
+func TestWebSocketBytesClose(t *testing.T) {
+	p, _, url := startLimitProxy(t, &limitUpstream{}, HTTPProxyOptions{})
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(url, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	ended := make(chan error, 1)
+	go func() { _, _, err := ws.ReadMessage(); ended <- err }() // reader: ends with the socket
+	netkit.WaitLong(t, "the socket in flight", func() bool { return p.InFlight() == 1 })
+	p.Close()
+	select {
+	case err := <-ended:
+		if err == nil {
+			t.Fatal("read a message, want the socket's end")
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the socket stayed open after Close")
+	}
+	netkit.WaitLong(t, "the handler gone", func() bool { return p.InFlight() == 0 })
 }
