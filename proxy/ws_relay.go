@@ -108,6 +108,9 @@ func (l *relayLeg) run() legEnd {
 	for {
 		h, n, err := wsframe.PeekHeader(l.src)
 		if err != nil {
+			if n := l.src.Buffered(); n > 0 {
+				l.pass(n) // a cut or unframeable header still goes on as it came
+			}
 			return legEnd{leg: l, err: err, closed: l.sawClose}
 		}
 		if l.overLimit(h) {
@@ -181,6 +184,8 @@ func (l *relayLeg) forward(h wsframe.Header, n int) error {
 	for {
 		if l.src.Buffered() <= n && left > 0 {
 			if _, err := l.src.Peek(n + 1); err != nil {
+				b, _ := l.src.Peek(l.src.Buffered())
+				l.dst.c.Write(b) // a frame cut short goes on as far as it came
 				return err
 			}
 		}
@@ -222,13 +227,17 @@ func (l *relayLeg) begin(h wsframe.Header) {
 // keep adds p, the payload from position pos on, to what is recorded
 // (unmasked), and returns the position after it.
 func (l *relayLeg) keep(h wsframe.Header, p []byte, pos int64) int64 {
+	next := pos + int64(len(p))
 	var into *[]byte
 	switch {
 	case h.Op == wsframe.Close:
-		p = p[:min(len(p), max(0, 125-int(pos)))] // a close's payload is at most 125 bytes
+		if pos >= maxControlPayload {
+			return next
+		}
+		p = p[:min(int64(len(p)), maxControlPayload-pos)] // what a close may hold; more is not ours to read
 		into = &l.ctl
 	case h.Op.IsControl():
-		return pos + int64(len(p))
+		return next
 	default:
 		into = &l.msg
 	}
@@ -237,8 +246,11 @@ func (l *relayLeg) keep(h wsframe.Header, p []byte, pos int64) int64 {
 	if h.Masked {
 		wsframe.Unmask((*into)[start:], h.Key, pos)
 	}
-	return pos + int64(len(p))
+	return next
 }
+
+// maxControlPayload is the most a control frame carries (RFC 6455 §5.5).
+const maxControlPayload = 125
 
 // end records a message once its last frame is read, and a close.
 func (l *relayLeg) end(h wsframe.Header) {
@@ -252,6 +264,7 @@ func (l *relayLeg) end(h wsframe.Header) {
 	case h.Op.IsControl() || !h.Fin:
 	default:
 		l.record()
+		l.size = 0
 	}
 }
 
