@@ -228,7 +228,8 @@ func timeTurns(b *testing.B, direct, minimal, ours string, f func(base string)) 
 // BenchmarkHTTPAgainstMinimal times acpscope's proxy with a real capture
 // against a minimal reverse proxy and a direct connection, turn by turn
 // in the same run: a GET stream of 500 SSE events of 200 B and of 16 KiB,
-// a POST answered with JSON, and WebSocket round trips of 200 B and 16 KiB.
+// a POST answered with JSON, and WebSocket round trips of 200 B, 16 KiB
+// and 1 MiB.
 //
 //	go test -run '^$' -bench HTTPAgainstMinimal -count 5 ./proxy
 func BenchmarkHTTPAgainstMinimal(b *testing.B) {
@@ -244,7 +245,7 @@ func BenchmarkHTTPAgainstMinimal(b *testing.B) {
 		body := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"pad":"` + strings.Repeat("x", 120) + `"}}`)
 		timeTurns(b, up, minimalProxy(b, up), recordingProxy(b, up), func(base string) { post(b, c, base+"/acp", body) })
 	})
-	for _, size := range []int{200, 16 << 10} {
+	for _, size := range []int{200, 16 << 10, 1 << 20} {
 		b.Run(fmt.Sprintf("ws=%dB", size), func(b *testing.B) { wsTurns(b, size) })
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -242,6 +243,9 @@ func (l *relayLeg) keep(h wsframe.Header, p []byte, pos int64) int64 {
 		into = &l.msg
 	}
 	start := len(*into)
+	if need := start + len(p); need > cap(*into) {
+		*into = slices.Grow(*into, max(need, 2*cap(*into))-start) // doubling: append grows a big slice by a quarter
+	}
 	*into = append(*into, p...)
 	if h.Masked {
 		wsframe.Unmask((*into)[start:], h.Key, pos)
