@@ -99,9 +99,8 @@ func BenchmarkSSEPath(b *testing.B) {
 	}
 }
 
-// wsEcho echoes every message.
-func wsEcho() http.Handler {
-	up := websocket.Upgrader{}
+// wsEcho echoes every message, on sockets up makes.
+func wsEcho(up websocket.Upgrader) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := up.Upgrade(w, r, nil)
 		if err != nil {
@@ -124,7 +123,7 @@ func wsEcho() http.Handler {
 // upstream and through the recording proxy, in the same run, and reports
 // the time ratio (proxied/direct).
 func BenchmarkWSPath(b *testing.B) {
-	up := netkit.StartServer(b, netkit.H1, wsEcho())
+	up := netkit.StartServer(b, netkit.H1, wsEcho(websocket.Upgrader{}))
 	rec := &countingRecorder{}
 	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: up.URL + "/acp", Recorder: rec})
 	if err != nil {
@@ -253,7 +252,7 @@ func BenchmarkHTTPAgainstMinimal(b *testing.B) {
 // wsTurns times a WebSocket round trip of a message of size bytes of
 // padding, turn by turn, as BenchmarkHTTPAgainstMinimal does.
 func wsTurns(b *testing.B, size int) {
-	up := netkit.StartServer(b, netkit.H1, wsEcho()).URL
+	up := netkit.StartServer(b, netkit.H1, wsEcho(websocket.Upgrader{})).URL
 	conns := map[string]*websocket.Conn{}
 	msg := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"pad":"` + strings.Repeat("x", size) + `"}}`)
 	bases := []string{up, minimalProxy(b, up), recordingProxy(b, up)}

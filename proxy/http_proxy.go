@@ -106,6 +106,7 @@ type HTTPProxy struct {
 	dialer    *websocket.Dialer      // upstream leg of WebSockets
 	upgrader  websocket.Upgrader     // client leg of WebSockets
 	wsConns   map[io.Closer]int      // open WebSockets' sockets, closed by Close
+	wsClosed  bool                   // Close has run: no socket is kept open
 	wsMu      sync.Mutex
 }
 
@@ -340,6 +341,7 @@ func (p *HTTPProxy) Close() error {
 	}
 	p.wsMu.Lock()
 	defer p.wsMu.Unlock()
+	p.wsClosed = true
 	for c := range p.wsConns {
 		c.Close()
 	}

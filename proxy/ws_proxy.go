@@ -84,25 +84,40 @@ func (p *HTTPProxy) serveWebSocketMessages(w http.ResponseWriter, r *http.Reques
 		up.Close() // Upgrade has answered the client with an error already
 		return
 	}
-	e101 := env(wire.StreamHTTPControl, http.StatusSwitchingProtocols, resp.Header)
-	if e101.ConnectionID == "" {
-		e101.ConnectionID = connID
+	p.recordSwitch(conn, env, resp.Header, connID)
+	if !p.trackWS(up, down) {
+		return
 	}
-	p.rec.Frame(conn, wire.DirAgent, tap.Now(), nil, 0, e101)
-	p.trackWS(up, down, true)
-	defer p.trackWS(up, down, false)
-	pipe := &wsPipe{rec: p.rec, conn: conn, limit: p.maxMessage, env: func() *wire.Envelope {
-		e := env(wire.StreamWebSocket, 0, nil)
-		if e.ConnectionID == "" {
-			e.ConnectionID = connID
-		}
-		return e
-	}}
+	defer p.untrackWS(up, down)
+	pipe := &wsPipe{rec: p.rec, conn: conn, limit: p.maxMessage, env: wsStreamEnvelope(env, connID)}
 	pipe.msgEnv = pipe.env()
 	if p.intercept != nil {
 		pipe.intercept(p.intercept, down, up)
 	}
 	pipe.run(down, up)
+}
+
+// recordSwitch records the upstream's 101, under the connection id it
+// gave when the request had none.
+func (p *HTTPProxy) recordSwitch(conn uint32, env func(string, int, http.Header) *wire.Envelope, h http.Header, connID string) {
+	e := env(wire.StreamHTTPControl, http.StatusSwitchingProtocols, h)
+	if e.ConnectionID == "" {
+		e.ConnectionID = connID
+	}
+	p.rec.Frame(conn, wire.DirAgent, tap.Now(), nil, 0, e)
+}
+
+// wsStreamEnvelope makes the envelopes of a socket's messages and
+// closes, under the connection id the 101 gave when the request had
+// none.
+func wsStreamEnvelope(env func(string, int, http.Header) *wire.Envelope, connID string) func() *wire.Envelope {
+	return func() *wire.Envelope {
+		e := env(wire.StreamWebSocket, 0, nil)
+		if e.ConnectionID == "" {
+			e.ConnectionID = connID
+		}
+		return e
+	}
 }
 
 // refuseWebSocket passes on the upstream's refusal (its status, headers
@@ -137,17 +152,29 @@ func (p *HTTPProxy) wsURL(r *http.Request) string {
 	return (&u).String()
 }
 
-// trackWS notes a WebSocket's two sockets open or closed, for Close.
-func (p *HTTPProxy) trackWS(a, b io.Closer, open bool) {
+// trackWS notes a WebSocket's two sockets open, for Close, and reports
+// whether the proxy is still open; once Close has run it closes them
+// instead, so a socket that was switching protocols while the proxy
+// closed does not outlive it.
+func (p *HTTPProxy) trackWS(a, b io.Closer) bool {
 	p.wsMu.Lock()
 	defer p.wsMu.Unlock()
-	for _, c := range []io.Closer{a, b} {
-		if open {
-			p.wsConns[c]++
-		} else {
-			delete(p.wsConns, c)
-		}
+	if p.wsClosed {
+		a.Close()
+		b.Close()
+		return false
 	}
+	p.wsConns[a]++
+	p.wsConns[b]++
+	return true
+}
+
+// untrackWS forgets a WebSocket's sockets once its relay has ended.
+func (p *HTTPProxy) untrackWS(a, b io.Closer) {
+	p.wsMu.Lock()
+	defer p.wsMu.Unlock()
+	delete(p.wsConns, a)
+	delete(p.wsConns, b)
 }
 
 // wsPipe copies messages between two WebSockets and records them.

@@ -145,15 +145,8 @@ func TestWebSocketBytesExact(t *testing.T) {
 	}, nil)
 
 	got := make(chan []byte, 1)
-	upSrv := netkit.StartServer(t, netkit.H1, rawUpstream(t, agentFrames, got))
-	rec := &netkit.Recorder{}
-	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upSrv.URL + "/acp", Recorder: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	front := netkit.StartServer(t, netkit.H1, p)
-	c, br, resp := rawClient(t, front.URL, "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n")
+	_, rec, url := startLimitProxy(t, rawUpstream(t, agentFrames, got), HTTPProxyOptions{})
+	c, br, resp := rawClient(t, strings.TrimSuffix(url, "/acp"), "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n")
 	if a := resp.Header.Get("Sec-WebSocket-Accept"); a != "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=" {
 		t.Errorf("accept %q: the client's key did not reach the upstream as sent", a)
 	}
@@ -231,29 +224,9 @@ func fromAgentSplit(msg string) [2][]byte {
 // permessage-deflate agree on it through the proxy, and the capture
 // holds each message decoded.
 func TestWebSocketCompressedPeers(t *testing.T) {
-	upSrv := netkit.StartServer(t, netkit.H1, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := (&websocket.Upgrader{EnableCompression: true}).Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		for {
-			mt, msg, err := c.ReadMessage()
-			if err != nil {
-				return
-			}
-			c.WriteMessage(mt, msg)
-		}
-	}))
-	rec := &netkit.Recorder{}
-	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upSrv.URL + "/acp", Recorder: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	front := netkit.StartServer(t, netkit.H1, p)
+	_, rec, url := startLimitProxy(t, wsEcho(websocket.Upgrader{EnableCompression: true}), HTTPProxyOptions{})
 	d := websocket.Dialer{EnableCompression: true}
-	c, resp, err := d.Dial("ws"+strings.TrimPrefix(front.URL, "http")+"/acp", nil)
+	c, resp, err := d.Dial("ws"+strings.TrimPrefix(url, "http"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,17 +275,10 @@ func TestWebSocketBytesRefused(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := make(chan []byte, 1)
-			upSrv := netkit.StartServer(t, netkit.H1, rawUpstream(t, nil, got))
-			rec := &netkit.Recorder{}
 			warnings := make(chan string, 4)
-			p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upSrv.URL + "/acp", Recorder: rec, MaxMessageSize: limit1K,
+			_, rec, url := startLimitProxy(t, rawUpstream(t, nil, got), HTTPProxyOptions{MaxMessageSize: limit1K,
 				Warn: func(s string) { warnings <- s }})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Close()
-			front := netkit.StartServer(t, netkit.H1, p)
-			c, br, _ := rawClient(t, front.URL, "Sec-WebSocket-Extensions: permessage-deflate\r\n")
+			c, br, _ := rawClient(t, strings.TrimSuffix(url, "/acp"), "Sec-WebSocket-Extensions: permessage-deflate\r\n")
 			c.Write(tt.send)
 			var toUp []byte
 			if tt.refused {

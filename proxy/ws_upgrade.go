@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/internal/acphttp"
-	"github.com/acpscope/acpscope/internal/tap"
-	"github.com/acpscope/acpscope/wire"
 )
 
 // serveWebSocketBytes joins a client WebSocket to an upstream one byte
@@ -43,20 +41,12 @@ func (p *HTTPProxy) serveWebSocketBytes(w http.ResponseWriter, r *http.Request) 
 		up.Close()
 		return
 	}
-	e101 := env(wire.StreamHTTPControl, http.StatusSwitchingProtocols, resp.Header)
-	if e101.ConnectionID == "" {
-		e101.ConnectionID = connID
+	p.recordSwitch(conn, env, resp.Header, connID)
+	if !p.trackWS(up, down) {
+		return
 	}
-	p.rec.Frame(conn, wire.DirAgent, tap.Now(), nil, 0, e101)
-	p.trackWS(up, down, true)
-	defer p.trackWS(up, down, false)
-	relay := &byteRelay{rec: p.rec, conn: conn, limit: p.maxMessage, warn: p.warn, env: func() *wire.Envelope {
-		e := env(wire.StreamWebSocket, 0, nil)
-		if e.ConnectionID == "" {
-			e.ConnectionID = connID
-		}
-		return e
-	}}
+	defer p.untrackWS(up, down)
+	relay := &byteRelay{rec: p.rec, conn: conn, limit: p.maxMessage, warn: p.warn, env: wsStreamEnvelope(env, connID)}
 	relay.msgEnv = relay.env()
 	relay.run(&wsSide{c: down}, &wsSide{c: up, masked: true}, fromClient, fromAgent)
 }
