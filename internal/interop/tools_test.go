@@ -103,7 +103,7 @@ func installTS() (dir, skip string) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", "TypeScript interop skipped: " + err.Error()
 	}
-	for _, name := range []string{"package.json", "agent.mjs", "client.mjs", "http-client.mjs", "http-server.mjs", "ws-client.mjs", "ws-server.mjs"} {
+	for _, name := range []string{"package.json", "agent.mjs", "client.mjs", "http-client.mjs", "http-server.mjs", "ws-client.mjs", "ws-server.mjs", "loading-agent.mjs"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "ts", name))
 		if err == nil {
 			err = os.WriteFile(filepath.Join(dir, name), b, 0o644)

@@ -2,30 +2,15 @@
 // node:http, in front of a small agent that can load any session: it
 // replays two updates, then answers. It listens on 127.0.0.1 on a free
 // port and prints its endpoint URL as its first stdout line.
-import * as acp from "@agentclientprotocol/sdk";
 import { AcpServer } from "@agentclientprotocol/sdk/experimental/server";
 import { createNodeHttpHandler } from "@agentclientprotocol/sdk/experimental/node";
 import { createServer } from "node:http";
+import { loadingAgent } from "./loading-agent.mjs";
 
-const createAgent = () =>
-  acp
-    .agent({ name: "interop-ts-http-agent" })
-    .onRequest(acp.methods.agent.initialize, () => ({
-      protocolVersion: acp.PROTOCOL_VERSION,
-      agentCapabilities: { loadSession: true },
-      authMethods: [],
-      agentInfo: { name: "interop-ts-http-agent", version: "0.0.1" },
-    }))
-    .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
-      const say = (sessionUpdate, text) =>
-        client.notify(acp.methods.client.session.update, {
-          sessionId: params.sessionId,
-          update: { sessionUpdate, content: { type: "text", text } },
-        });
-      await say("user_message_chunk", "Hello from an earlier run.");
-      await say("agent_message_chunk", "This session was restored.");
-      return {};
-    });
+const createAgent = loadingAgent("interop-ts-http-agent", [
+  ["user_message_chunk", "Hello from an earlier run."],
+  ["agent_message_chunk", "This session was restored."],
+]);
 
 const server = new AcpServer({ createAgent });
 const http = createServer(createNodeHttpHandler(server));

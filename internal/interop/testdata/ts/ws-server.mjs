@@ -4,7 +4,6 @@
 // two long ones (compressed on the wire, the second referring back to
 // the first), then answers. It listens on 127.0.0.1 on a free port and
 // prints its endpoint URL as its first stdout line.
-import * as acp from "@agentclientprotocol/sdk";
 import { AcpServer } from "@agentclientprotocol/sdk/experimental/server";
 import {
   createNodeHttpHandler,
@@ -12,29 +11,14 @@ import {
 } from "@agentclientprotocol/sdk/experimental/node";
 import { createServer } from "node:http";
 import { WebSocketServer } from "ws";
+import { loadingAgent } from "./loading-agent.mjs";
 
 const long = "A restored answer that repeats itself. ".repeat(200);
-
-const createAgent = () =>
-  acp
-    .agent({ name: "interop-ts-ws-agent" })
-    .onRequest(acp.methods.agent.initialize, () => ({
-      protocolVersion: acp.PROTOCOL_VERSION,
-      agentCapabilities: { loadSession: true },
-      authMethods: [],
-      agentInfo: { name: "interop-ts-ws-agent", version: "0.0.1" },
-    }))
-    .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
-      const say = (sessionUpdate, text) =>
-        client.notify(acp.methods.client.session.update, {
-          sessionId: params.sessionId,
-          update: { sessionUpdate, content: { type: "text", text } },
-        });
-      await say("user_message_chunk", "Hello from an earlier run.");
-      await say("agent_message_chunk", long);
-      await say("agent_message_chunk", long);
-      return {};
-    });
+const createAgent = loadingAgent("interop-ts-ws-agent", [
+  ["user_message_chunk", "Hello from an earlier run."],
+  ["agent_message_chunk", long],
+  ["agent_message_chunk", long],
+]);
 
 const server = new AcpServer({ createAgent });
 const http = createServer(createNodeHttpHandler(server));
