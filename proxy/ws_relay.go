@@ -84,6 +84,7 @@ func (r *byteRelay) run(client, agent *wsSide, fromClient, fromAgent *bufio.Read
 	go func() { ends <- up.run() }()   // client→agent leg
 	go func() { ends <- down.run() }() // agent→client leg
 	first := <-ends
+	r.noteAbrupt(first)
 	if first.closed && errors.Is(first.err, io.EOF) {
 		if cw, ok := first.leg.dst.c.(interface{ CloseWrite() error }); ok {
 			cw.CloseWrite() // the end of input passed on
@@ -101,6 +102,23 @@ func (r *byteRelay) run(client, agent *wsSide, fromClient, fromAgent *bufio.Read
 	client.c.Close()
 	agent.c.Close()
 }
+
+// noteAbrupt records a side that went away without a close frame, as
+// the 1006 (abnormal closure) its peer will see: the capture then says
+// which side ended the socket, and how. The other side's end follows
+// from the relay closing it, and is not recorded.
+func (r *byteRelay) noteAbrupt(end legEnd) {
+	if end.closed || errors.Is(end.err, acphttp.ErrTooBig) || errors.Is(end.err, net.ErrClosed) {
+		return
+	}
+	env := r.env()
+	env.Headers = map[string]string{"ws-close": closeText(wsCloseAbnormal, "the "+end.leg.dir.String()+"'s side ended without a close frame: "+end.err.Error())}
+	r.rec.Frame(r.conn, end.leg.dir, tap.Now(), nil, 0, env)
+}
+
+// wsCloseAbnormal is RFC 6455's code for a connection that ended
+// without a close frame; it is never sent.
+const wsCloseAbnormal = 1006
 
 // run forwards frames until src ends or fails, or a message over the
 // limit has been refused. Frames wholly in the read buffer go on in one

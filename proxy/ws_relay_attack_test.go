@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/internal/testkit/netkit"
+	"github.com/acpscope/acpscope/wire"
 	"github.com/gorilla/websocket"
 )
 
@@ -90,7 +91,7 @@ func TestWebSocketBytesUpstreamAbuse(t *testing.T) {
 // close frame, leave no goroutine and no request in flight behind.
 func TestWebSocketBytesReclaimed(t *testing.T) {
 	up := &limitUpstream{}
-	p, _, url := startLimitProxy(t, up, HTTPProxyOptions{})
+	p, rec, url := startLimitProxy(t, up, HTTPProxyOptions{})
 	wsURL := "ws" + strings.TrimPrefix(url, "http")
 	warm, _, err := websocket.DefaultDialer.Dial(wsURL, nil)
 	if err != nil {
@@ -116,6 +117,15 @@ func TestWebSocketBytesReclaimed(t *testing.T) {
 	}
 	netkit.WaitLong(t, "every socket's handler gone", func() bool { return p.InFlight() == 0 })
 	netkit.WaitLong(t, "every relay's goroutines gone", func() bool { return runtime.NumGoroutine() <= before })
+	abrupt := 0
+	for _, f := range rec.All() {
+		if strings.HasPrefix(f.Env.Headers["ws-close"], "1006 the client's side ended without a close frame") && f.Dir == wire.DirClient {
+			abrupt++
+		}
+	}
+	if abrupt != 21 { // the warm-up socket's and the twenty's
+		t.Errorf("%d abrupt ends recorded, want 21", abrupt)
+	}
 }
 
 // TestWebSocketBytesClose: Close ends the WebSockets open through the
