@@ -133,6 +133,7 @@ func (p *HTTPProxy) refuseWebSocket(w http.ResponseWriter, r *http.Request, conn
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, p.maxMessage))
 	h := withoutHandshakeHeaders(resp.Header)
+	h.Del("Content-Length") // what was read of the body decides it
 	for k, vs := range h {
 		w.Header()[k] = vs
 	}

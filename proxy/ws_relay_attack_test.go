@@ -42,8 +42,10 @@ func wsDialRequest(front string) string {
 }
 
 // TestWebSocketBytesUpstreamAbuse: an upstream that answers an upgrade
-// with endless headers gets the client a 502 saying so; one that never
-// answers holds nothing once the client has gone.
+// with endless headers gets the client a 502 saying so; one whose
+// refusal's body never ends gets the client the refusal, with what came
+// of it, once the handshake timeout has passed; one that never answers
+// holds nothing once the client has gone.
 func TestWebSocketBytesUpstreamAbuse(t *testing.T) {
 	flood := rawListener(t, func(c net.Conn) {
 		bufio.NewReader(c).ReadString('\n')
@@ -56,6 +58,11 @@ func TestWebSocketBytesUpstreamAbuse(t *testing.T) {
 		}
 	})
 	silent := rawListener(t, func(c net.Conn) { io.Copy(io.Discard, c) })
+	endless := rawListener(t, func(c net.Conn) {
+		bufio.NewReader(c).ReadString('\n')
+		io.WriteString(c, "HTTP/1.1 403 Forbidden\r\nContent-Length: 1000\r\n\r\nno entry: ")
+		io.Copy(io.Discard, c) // the rest of the body never comes
+	})
 
 	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: flood})
 	if err != nil {
@@ -69,6 +76,20 @@ func TestWebSocketBytesUpstreamAbuse(t *testing.T) {
 	}
 	if body := netkit.ReadAll(t, resp.Body); !strings.Contains(body, "answer to the upgrade is over 1048576 bytes") {
 		t.Fatalf("the 502 says %q", body)
+	}
+
+	r, err := NewHTTPProxy(HTTPProxyOptions{Upstream: endless})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	front = netkit.StartServer(t, netkit.H1, r)
+	_, resp, err = websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(front.URL, "http")+"/acp", nil)
+	if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a refusal whose body never ends: %v %v, want 403", resp, err)
+	}
+	if body := netkit.ReadAll(t, resp.Body); body != "no entry: " {
+		t.Fatalf("the 403 says %q, want what came of the upstream's body", body)
 	}
 
 	q, err := NewHTTPProxy(HTTPProxyOptions{Upstream: silent})

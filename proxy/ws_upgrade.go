@@ -79,14 +79,18 @@ func (p *HTTPProxy) dialWebSocket(r *http.Request) (net.Conn, *bufio.Reader, *ht
 		c.Close()
 		return nil, nil, nil, err
 	}
-	c.SetDeadline(time.Time{})
 	capped.left = -1
 	if resp.StatusCode != http.StatusSwitchingProtocols {
+		// A refusal's body is read within a handshake timeout of its own,
+		// and up to the message limit.
+		c.SetDeadline(time.Now().Add(p.dialer.HandshakeTimeout))
 		resp.Body = struct {
 			io.Reader
 			io.Closer
 		}{io.LimitReader(resp.Body, p.maxMessage), resp.Body}
+		return c, br, resp, nil
 	}
+	c.SetDeadline(time.Time{})
 	return c, br, resp, nil
 }
 
