@@ -111,9 +111,14 @@ func (r *byteRelay) noteAbrupt(end legEnd) {
 	if end.closed || errors.Is(end.err, acphttp.ErrTooBig) || errors.Is(end.err, net.ErrClosed) {
 		return
 	}
+	gone := end.leg.dir // the side the leg reads from, unless writing failed
+	var wf *writeFailed
+	if errors.As(end.err, &wf) {
+		gone = gone.Reverse()
+	}
 	env := r.env()
-	env.Headers = map[string]string{"ws-close": closeText(wsCloseAbnormal, "the "+end.leg.dir.String()+"'s side ended without a close frame: "+end.err.Error())}
-	r.rec.Frame(r.conn, end.leg.dir, tap.Now(), nil, 0, env)
+	env.Headers = map[string]string{"ws-close": closeText(wsCloseAbnormal, "the "+gone.String()+"'s side ended without a close frame: "+end.err.Error())}
+	r.rec.Frame(r.conn, gone, tap.Now(), nil, 0, env)
 }
 
 // wsCloseAbnormal is RFC 6455's code for a connection that ended
@@ -186,7 +191,22 @@ func (l *relayLeg) pass(n int) error {
 	_, err := l.dst.c.Write(b)
 	l.dst.mu.Unlock()
 	l.src.Discard(n)
-	return err
+	return wroteTo(err)
+}
+
+// writeFailed is a leg's end by its destination: writing to it failed,
+// so that side went away.
+type writeFailed struct{ err error }
+
+func (w *writeFailed) Error() string { return w.err.Error() }
+func (w *writeFailed) Unwrap() error { return w.err }
+
+// wroteTo marks a write's error as the destination's.
+func wroteTo(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &writeFailed{err}
 }
 
 // forward passes one frame on, its header (n bytes, still in src) and
@@ -215,7 +235,7 @@ func (l *relayLeg) forward(h wsframe.Header, n int) error {
 			l.end(h)
 		}
 		if _, err := l.dst.c.Write(p); err != nil {
-			return err
+			return wroteTo(err)
 		}
 		l.src.Discard(n + k)
 		if left == 0 {
