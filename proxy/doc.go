@@ -51,7 +51,10 @@
 // from (bodyTap locks). A WebSocket adds two goroutines, one per
 // direction, that end when either side closes; each writes whole frames
 // to its socket under that socket's lock, which a 1009 close the relay
-// sends on its own also takes. Close closes the sockets.
+// sends on its own also takes. A socket whose ends agreed on compression
+// adds a third, which decodes and records its messages in the order they
+// completed, so that decoding never costs the forwarding goroutines;
+// what waits for it is bounded. Close closes the sockets.
 // Under interception a Streamable HTTP connection's messages go to the
 // interceptor one at a time per direction (httpConn's two locks), and
 // each SSE stream is written only under its own lock, by its handler or

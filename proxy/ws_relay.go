@@ -34,6 +34,19 @@ type byteRelay struct {
 	env     func() *wire.Envelope // a fresh envelope, for closes
 	warn    func(string)
 	refused atomic.Bool // a 1009 is sent, by the first leg to see a message over the limit
+	// deflate records the socket, off the forwarding path, when its ends
+	// agreed on compression (ws_relay_deflate.go); nil otherwise.
+	deflate *deflateRecorder
+}
+
+// recordClose records a close (or an abrupt end) in the order of the
+// socket's messages.
+func (r *byteRelay) recordClose(dir wire.Dir, env *wire.Envelope) {
+	if r.deflate != nil {
+		r.deflate.submit(recordJob{dir: dir, t: tap.Now(), env: env})
+		return
+	}
+	r.rec.Frame(r.conn, dir, tap.Now(), nil, 0, env)
 }
 
 // wsSide is one socket of the relay. Its leg writes it whole frames
@@ -69,7 +82,6 @@ type relayLeg struct {
 	msg        []byte
 	size       int64
 	ctl        []byte
-	inflater   wsframe.Inflater
 	sawClose   bool
 }
 
@@ -98,9 +110,15 @@ func (r *byteRelay) run(client, agent *wsSide, fromClient, fromAgent *bufio.Read
 	select {
 	case <-ends:
 	case <-timer.C: // the other side never finished its close
+		client.c.Close()
+		agent.c.Close()
+		<-ends // its leg ends with its socket
 	}
 	client.c.Close()
 	agent.c.Close()
+	if r.deflate != nil {
+		r.deflate.close() // both legs are done submitting
+	}
 }
 
 // noteAbrupt records a side that went away without a close frame, as
@@ -118,7 +136,7 @@ func (r *byteRelay) noteAbrupt(end legEnd) {
 	}
 	env := r.env()
 	env.Headers = map[string]string{"ws-close": closeText(wsCloseAbnormal, "the "+gone.String()+"'s side ended without a close frame: "+end.err.Error())}
-	r.rec.Frame(r.conn, gone, tap.Now(), nil, 0, env)
+	r.recordClose(gone, env)
 }
 
 // wsCloseAbnormal is RFC 6455's code for a connection that ended
@@ -302,7 +320,7 @@ func (l *relayLeg) end(h wsframe.Header) {
 		code, reason := wsframe.ParseClose(l.ctl)
 		env := l.r.env()
 		env.Headers = map[string]string{"ws-close": closeText(code, reason)}
-		l.r.rec.Frame(l.r.conn, l.dir, tap.Now(), nil, 0, env)
+		l.r.recordClose(l.dir, env)
 	case h.Op.IsControl() || !h.Fin:
 	default:
 		l.record()
@@ -317,16 +335,12 @@ func (l *relayLeg) record() {
 	if l.op != wsframe.Text {
 		flags |= wire.FlagBinary
 	}
-	if l.compressed {
-		out, truncated, err := l.inflater.Inflate(l.msg, r.limit)
-		if err == nil {
-			if truncated {
-				flags |= wire.FlagTruncated
-			}
-			r.rec.TakeFrame(r.conn, l.dir, tap.Now(), out, flags, r.msgEnv) // decoded into memory of its own
-			return
-		}
-		r.warn("a compressed WebSocket message from the " + l.dir.String() + " could not be decoded (" + err.Error() + "); recorded as sent")
+	if r.deflate != nil { // recorded in order by the socket's own goroutine, decoded there
+		r.deflate.submit(recordJob{dir: l.dir, t: tap.Now(), data: l.msg, flags: flags, compressed: l.compressed})
+		l.msg = nil
+		return
+	}
+	if l.compressed { // without the extension agreed, the bit means nothing we can decode
 		flags |= wire.FlagBinary
 	}
 	if cap(l.msg) <= keptMessage {
@@ -352,9 +366,9 @@ func (r *byteRelay) refuse(l *relayLeg) {
 		return // the other leg refused first; its closes stand
 	}
 	reason := acphttp.WSTooBigReason(r.limit)
-	r.rec.Frame(r.conn, l.dir.Reverse(), tap.Now(), nil, 0, acphttp.WSCloseEnv(r.env(), wsCloseTooBig, reason))
+	r.recordClose(l.dir.Reverse(), acphttp.WSCloseEnv(r.env(), wsCloseTooBig, reason))
 	l.back.writeClose(wsCloseTooBig, reason)
-	r.rec.Frame(r.conn, l.dir, tap.Now(), nil, 0, acphttp.WSCloseEnv(r.env(), wsCloseTooBig, reason))
+	r.recordClose(l.dir, acphttp.WSCloseEnv(r.env(), wsCloseTooBig, reason))
 	l.dst.writeClose(wsCloseTooBig, reason)
 }
 

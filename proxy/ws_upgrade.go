@@ -48,6 +48,9 @@ func (p *HTTPProxy) serveWebSocketBytes(w http.ResponseWriter, r *http.Request) 
 	defer p.untrackWS(up, down)
 	relay := &byteRelay{rec: p.rec, conn: conn, limit: p.maxMessage, warn: p.warn, env: wsStreamEnvelope(env, connID)}
 	relay.msgEnv = relay.env()
+	if agreedDeflate(resp.Header) {
+		relay.deflate = newDeflateRecorder(relay)
+	}
 	relay.run(&wsSide{c: down}, &wsSide{c: up, masked: true}, fromClient, fromAgent)
 }
 
