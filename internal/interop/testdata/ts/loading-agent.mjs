@@ -1,7 +1,10 @@
-// The small agent behind the TypeScript servers: it can load any session,
-// replaying the updates given ([sessionUpdate, text] pairs) before it
-// answers.
+// The small agent behind the TypeScript servers, and how they serve it:
+// it can load any session, replaying the updates given ([sessionUpdate,
+// text] pairs) before it answers.
 import * as acp from "@agentclientprotocol/sdk";
+import { AcpServer } from "@agentclientprotocol/sdk/experimental/server";
+import { createNodeHttpHandler } from "@agentclientprotocol/sdk/experimental/node";
+import { createServer } from "node:http";
 
 export const loadingAgent = (name, updates) => () =>
   acp
@@ -21,3 +24,20 @@ export const loadingAgent = (name, updates) => () =>
       }
       return {};
     });
+
+// serve runs an AcpServer for createAgent on node:http, on 127.0.0.1 at
+// a free port, and prints its endpoint URL as its first stdout line;
+// withServer may attach more to the server (a WebSocket upgrade).
+export const serve = (createAgent, withServer = () => {}) => {
+  const server = new AcpServer({ createAgent });
+  const http = createServer(createNodeHttpHandler(server));
+  withServer(server, http);
+  http.listen(0, "127.0.0.1", () => {
+    console.log(`http://127.0.0.1:${http.address().port}/acp`);
+  });
+  process.on("SIGTERM", async () => {
+    await server.close();
+    http.close();
+    process.exit(0);
+  });
+};

@@ -4,31 +4,19 @@
 // two long ones (compressed on the wire, the second referring back to
 // the first), then answers. It listens on 127.0.0.1 on a free port and
 // prints its endpoint URL as its first stdout line.
-import { AcpServer } from "@agentclientprotocol/sdk/experimental/server";
-import {
-  createNodeHttpHandler,
-  createNodeWebSocketUpgradeHandler,
-} from "@agentclientprotocol/sdk/experimental/node";
-import { createServer } from "node:http";
+import { createNodeWebSocketUpgradeHandler } from "@agentclientprotocol/sdk/experimental/node";
 import { WebSocketServer } from "ws";
-import { loadingAgent } from "./loading-agent.mjs";
+import { loadingAgent, serve } from "./loading-agent.mjs";
 
 const long = "A restored answer that repeats itself. ".repeat(200);
-const createAgent = loadingAgent("interop-ts-ws-agent", [
-  ["user_message_chunk", "Hello from an earlier run."],
-  ["agent_message_chunk", long],
-  ["agent_message_chunk", long],
-]);
-
-const server = new AcpServer({ createAgent });
-const http = createServer(createNodeHttpHandler(server));
-const sockets = new WebSocketServer({ noServer: true, perMessageDeflate: true });
-http.on("upgrade", createNodeWebSocketUpgradeHandler(server, sockets));
-http.listen(0, "127.0.0.1", () => {
-  console.log(`http://127.0.0.1:${http.address().port}/acp`);
-});
-process.on("SIGTERM", async () => {
-  await server.close();
-  http.close();
-  process.exit(0);
-});
+serve(
+  loadingAgent("interop-ts-ws-agent", [
+    ["user_message_chunk", "Hello from an earlier run."],
+    ["agent_message_chunk", long],
+    ["agent_message_chunk", long],
+  ]),
+  (server, http) => {
+    const sockets = new WebSocketServer({ noServer: true, perMessageDeflate: true });
+    http.on("upgrade", createNodeWebSocketUpgradeHandler(server, sockets));
+  },
+);
