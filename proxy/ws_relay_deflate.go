@@ -33,7 +33,8 @@ type deflateRecorder struct {
 	missedDeflated [3]atomic.Bool
 	inflaters      [3]wsframe.Inflater // by wire.Dir
 	lost           [3]bool             // a compressed message was not kept: later ones cannot be decoded
-	warned         bool
+	warned         bool                // said that a message could not be decoded
+	saidBehind     bool                // said that a message was not kept
 	done           chan struct{}
 }
 
@@ -148,6 +149,10 @@ func (d *deflateRecorder) record(j recordJob) {
 		r.rec.Frame(r.conn, j.dir, j.t, nil, 0, j.env)
 	case j.dropped:
 		d.lost[j.dir] = d.lost[j.dir] || j.compressed
+		if !d.saidBehind {
+			d.saidBehind = true
+			r.warn("recording a compressed WebSocket fell behind the wire: a message from the " + j.dir.String() + " is recorded empty, flagged truncated")
+		}
 		r.rec.Frame(r.conn, j.dir, j.t, nil, j.flags|wire.FlagTruncated, r.msgEnv)
 	case j.compressed && !d.lost[j.dir]:
 		out, truncated, err := d.inflaters[j.dir].Inflate(j.data, r.limit)
