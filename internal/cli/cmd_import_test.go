@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,6 +24,10 @@ import (
 // plainAcpscope is acpscope built without -race: a race-instrumented
 // process uses several times the memory, and these tests judge memory.
 var plainAcpscope = netkit.Binary{Package: "github.com/acpscope/acpscope", Name: "acpscope"}
+
+// rssSpawner starts the commands whose memory is judged, so that their
+// peak RSS is theirs alone (see internal/testkit/rssspawn).
+var rssSpawner = netkit.Binary{Package: "github.com/acpscope/acpscope/internal/testkit/rssspawn", Name: "rssspawn"}
 
 // plainBinary builds plainAcpscope once per test binary.
 func plainBinary(t testing.TB) string { return plainAcpscope.Path(t) }
@@ -100,18 +103,11 @@ type run struct {
 }
 
 // measure runs bin with args, stdout to the file out ("" discards it),
-// and returns its wall time, CPU time and peak RSS.
-//
-// The peak is the kernel's count for the process (ru_maxrss, its VmHWM
-// at exit), read by a spawner in between: a process started from this
-// one would count this one's pages too, since the kernel carries the
-// peak of the process that called exec over into the new program, and
-// the test process is large. The spawner is this test binary started
-// afresh (spawnEnv), small when it starts the command.
+// and returns its wall time, CPU time and peak RSS, as rssSpawner
+// reports them.
 func measure(t testing.TB, bin, out string, args ...string) run {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{bin}, args...)...)
-	cmd.Env = append(os.Environ(), spawnEnv+"=1")
+	cmd := exec.Command(rssSpawner.Path(t), append([]string{bin}, args...)...)
 	var errOut bytes.Buffer
 	cmd.Stderr = &errOut
 	if out != "" {
@@ -144,32 +140,6 @@ func measure(t testing.TB, bin, out string, args ...string) run {
 	}
 	r.wall, r.cpu = time.Duration(wallNS), time.Duration(cpuNS)
 	return r
-}
-
-// spawnEnv, set, makes this test binary a spawner: it runs the command
-// its arguments name, with its standard streams, and writes the
-// command's peak RSS (KiB), CPU time and wall time (ns) to file
-// descriptor 3.
-const spawnEnv = "ACPSCOPE_TEST_RSS_SPAWNER"
-
-// init runs the spawner before the test binary grows: this is what
-// keeps it small.
-func init() {
-	if os.Getenv(spawnEnv) != "1" {
-		return
-	}
-	cmd := exec.Command(os.Args[1], os.Args[2:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	start := time.Now()
-	err := cmd.Run()
-	wall := time.Since(start)
-	if cmd.ProcessState == nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	fmt.Fprintf(os.NewFile(3, "report"), "%d %d %d\n", ru.Maxrss, (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Nanoseconds(), wall.Nanoseconds())
-	os.Exit(cmd.ProcessState.ExitCode())
 }
 
 // step is one command of the round trip and its runs.

@@ -39,6 +39,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	plainAcpscope.Remove()
+	rssSpawner.Remove()
 	os.Exit(code)
 }
 
