@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/acpscope/acpscope/internal/acphttp"
@@ -294,21 +293,7 @@ func (w *wsPipe) forwardClose(to *websocket.Conn, dir wire.Dir, err error) {
 		payload = websocket.FormatCloseMessage(ce.Code, ce.Text)
 	}
 	to.WriteControl(websocket.CloseMessage, payload, time.Now().Add(acphttp.WSControlWait))
-	env := w.env()
-	env.Headers = map[string]string{"ws-close": closeString(ce)}
-	w.rec.Frame(w.conn, dir, tap.Now(), nil, 0, env)
-}
-
-func closeString(ce *websocket.CloseError) string { return closeText(ce.Code, ce.Text) }
-
-// closeText is a close as recorded in the "ws-close" header: the code,
-// then the reason if there is one.
-func closeText(code int, reason string) string {
-	s := strconv.Itoa(code)
-	if reason != "" {
-		s += " " + reason
-	}
-	return s
+	w.rec.Frame(w.conn, dir, tap.Now(), nil, 0, acphttp.WSCloseEnv(w.env(), ce.Code, ce.Text))
 }
 
 func isClose(err error) bool {

@@ -15,6 +15,7 @@ import (
 	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/acpscope/acpscope/internal/wsframe"
 	"github.com/acpscope/acpscope/wire"
+	"github.com/gorilla/websocket"
 )
 
 // A proxied WebSocket without interception is relayed as bytes: each
@@ -134,14 +135,9 @@ func (r *byteRelay) noteAbrupt(end legEnd) {
 	if errors.As(end.err, &wf) {
 		gone = gone.Reverse()
 	}
-	env := r.env()
-	env.Headers = map[string]string{"ws-close": closeText(wsCloseAbnormal, "the "+gone.String()+"'s side ended without a close frame: "+end.err.Error())}
-	r.recordClose(gone, env)
+	reason := "the " + gone.String() + "'s side ended without a close frame: " + end.err.Error()
+	r.recordClose(gone, acphttp.WSCloseEnv(r.env(), websocket.CloseAbnormalClosure, reason))
 }
-
-// wsCloseAbnormal is RFC 6455's code for a connection that ended
-// without a close frame; it is never sent.
-const wsCloseAbnormal = 1006
 
 // run forwards frames until src ends or fails, or a message over the
 // limit has been refused. Frames wholly in the read buffer go on in one
@@ -288,10 +284,10 @@ func (l *relayLeg) keep(h wsframe.Header, p []byte, pos int64) int64 {
 	var into *[]byte
 	switch {
 	case h.Op == wsframe.Close:
-		if pos >= maxControlPayload {
+		if pos >= wsframe.MaxControlPayload {
 			return next
 		}
-		p = p[:min(int64(len(p)), maxControlPayload-pos)] // what a close may hold; more is not ours to read
+		p = p[:min(int64(len(p)), wsframe.MaxControlPayload-pos)] // what a close may hold; more is not ours to read
 		into = &l.ctl
 	case h.Op.IsControl():
 		return next
@@ -309,18 +305,13 @@ func (l *relayLeg) keep(h wsframe.Header, p []byte, pos int64) int64 {
 	return next
 }
 
-// maxControlPayload is the most a control frame carries (RFC 6455 §5.5).
-const maxControlPayload = 125
-
 // end records a message once its last frame is read, and a close.
 func (l *relayLeg) end(h wsframe.Header) {
 	switch {
 	case h.Op == wsframe.Close:
 		l.sawClose = true
 		code, reason := wsframe.ParseClose(l.ctl)
-		env := l.r.env()
-		env.Headers = map[string]string{"ws-close": closeText(code, reason)}
-		l.r.recordClose(l.dir, env)
+		l.r.recordClose(l.dir, acphttp.WSCloseEnv(l.r.env(), code, reason))
 	case h.Op.IsControl() || !h.Fin:
 	default:
 		l.record()
@@ -366,14 +357,11 @@ func (r *byteRelay) refuse(l *relayLeg) {
 		return // the other leg refused first; its closes stand
 	}
 	reason := acphttp.WSTooBigReason(r.limit)
-	r.recordClose(l.dir.Reverse(), acphttp.WSCloseEnv(r.env(), wsCloseTooBig, reason))
-	l.back.writeClose(wsCloseTooBig, reason)
-	r.recordClose(l.dir, acphttp.WSCloseEnv(r.env(), wsCloseTooBig, reason))
-	l.dst.writeClose(wsCloseTooBig, reason)
+	r.recordClose(l.dir.Reverse(), acphttp.WSCloseEnv(r.env(), websocket.CloseMessageTooBig, reason))
+	l.back.writeClose(websocket.CloseMessageTooBig, reason)
+	r.recordClose(l.dir, acphttp.WSCloseEnv(r.env(), websocket.CloseMessageTooBig, reason))
+	l.dst.writeClose(websocket.CloseMessageTooBig, reason)
 }
-
-// wsCloseTooBig is RFC 6455's "message too big".
-const wsCloseTooBig = 1009
 
 // writeClose sends a close of the relay's own, between frames, giving
 // up after WSControlWait.

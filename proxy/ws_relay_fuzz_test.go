@@ -10,6 +10,7 @@ import (
 	"github.com/acpscope/acpscope/internal/testkit/netkit"
 	"github.com/acpscope/acpscope/internal/wsframe"
 	"github.com/acpscope/acpscope/wire"
+	"github.com/gorilla/websocket"
 )
 
 // FuzzRelayLeg feeds one leg of the byte relay whatever bytes the fuzzer
@@ -57,7 +58,7 @@ func trimClose(t *testing.T, b []byte) []byte {
 	for i := len(b) - 2; i >= 0; i-- {
 		h, n, err := wsframe.ParseHeader(b[i:])
 		if err == nil && n > 0 && h.Op == wsframe.Close && int64(len(b)-i-n) == h.Len && h.Len > 2 {
-			if code, _ := wsframe.ParseClose(b[i+n:]); code == wsCloseTooBig {
+			if code, _ := wsframe.ParseClose(b[i+n:]); code == websocket.CloseMessageTooBig {
 				return b[:i]
 			}
 		}

@@ -288,7 +288,7 @@ func TestWebSocketBytesRefused(t *testing.T) {
 				}
 				payload := make([]byte, n+int(h.Len))
 				io.ReadFull(br, payload)
-				if code, reason := wsframe.ParseClose(payload[n:]); code != wsCloseTooBig || !strings.Contains(reason, "--max-message-size") {
+				if code, reason := wsframe.ParseClose(payload[n:]); code != websocket.CloseMessageTooBig || !strings.Contains(reason, "--max-message-size") {
 					t.Fatalf("close %d %q", code, reason)
 				}
 				toUp = <-got

@@ -242,9 +242,14 @@ func WSTooBigReason(limit int64) string {
 	return "message over the " + sizeText(limit) + " limit; raise acpscope's --max-message-size"
 }
 
-// WSCloseEnv adds the "ws-close" header of a recorded close to env.
+// WSCloseEnv adds the "ws-close" header of a recorded close to env: the
+// code, then the reason if there is one.
 func WSCloseEnv(env *wire.Envelope, code int, reason string) *wire.Envelope {
-	env.Headers = map[string]string{"ws-close": strconv.Itoa(code) + " " + reason}
+	text := strconv.Itoa(code)
+	if reason != "" {
+		text += " " + reason
+	}
+	env.Headers = map[string]string{"ws-close": text}
 	return env
 }
 

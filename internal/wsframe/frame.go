@@ -158,9 +158,13 @@ func ParseClose(p []byte) (code int, reason string) {
 	return int(binary.BigEndian.Uint16(p)), string(p[2:])
 }
 
-// MaxCloseReason is the longest reason a close frame holds: a control
-// frame's payload is at most 125 bytes, two of them the code.
-const MaxCloseReason = 123
+// MaxControlPayload is the most a control frame (close, ping, pong)
+// carries (RFC 6455 §5.5).
+const MaxControlPayload = 125
+
+// MaxCloseReason is the longest reason a close frame holds: two bytes of
+// its payload are the code.
+const MaxCloseReason = MaxControlPayload - 2
 
 // AppendClose appends a close frame with code and reason (cut to
 // MaxCloseReason bytes) to dst, masked with key when mask is set, as a

@@ -105,7 +105,7 @@ func TestAppendClose(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b := AppendClose(nil, tt.code, tt.reason, tt.mask, key)
 			h, n, err := ParseHeader(b)
-			if err != nil || !h.Fin || h.Op != Close || h.Masked != tt.mask || h.Len != int64(len(b)-n) || h.Len > 125 {
+			if err != nil || !h.Fin || h.Op != Close || h.Masked != tt.mask || h.Len != int64(len(b)-n) || h.Len > MaxControlPayload {
 				t.Fatalf("header %+v %d %v of %d bytes", h, n, err, len(b))
 			}
 			p := b[n:]
