@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/acpscope/acpscope/internal/testkit/netkit"
 	"github.com/acpscope/acpscope/wire"
@@ -162,13 +161,8 @@ func TestWebSocketBytesClose(t *testing.T) {
 	go func() { _, _, err := ws.ReadMessage(); ended <- err }() // reader: ends with the socket
 	netkit.WaitLong(t, "the socket in flight", func() bool { return p.InFlight() == 1 })
 	p.Close()
-	select {
-	case err := <-ended:
-		if err == nil {
-			t.Fatal("read a message, want the socket's end")
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("the socket stayed open after Close")
+	if err := within(t, ended, "the socket to end after Close"); err == nil {
+		t.Fatal("read a message, want the socket's end")
 	}
 	netkit.WaitLong(t, "the handler gone", func() bool { return p.InFlight() == 0 })
 }

@@ -93,6 +93,19 @@ func rawUpstream(t *testing.T, frames []byte, got chan<- []byte) http.Handler {
 	})
 }
 
+// within waits for a value from ch, generously: a minute.
+func within[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(time.Minute):
+		t.Fatalf("waited a minute for %s", what)
+		var zero T
+		return zero
+	}
+}
+
 // rawClient sends an upgrade to front's /acp by hand, with the extra
 // header lines given, and reads the 101.
 func rawClient(t *testing.T, front, extra string) (net.Conn, *bufio.Reader, *http.Response) {
@@ -105,6 +118,7 @@ func rawClient(t *testing.T, front, extra string) (net.Conn, *bufio.Reader, *htt
 	t.Cleanup(func() { c.Close() })
 	fmt.Fprintf(c, "GET /acp HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
 		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n%s\r\n", host, extra)
+	c.SetReadDeadline(time.Now().Add(time.Minute)) // generous: every read waits on the proxy at most this long
 	br := bufio.NewReader(c)
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
@@ -159,18 +173,12 @@ func TestWebSocketBytesExact(t *testing.T) {
 		rest = rest[n:]
 	}
 	fromUp := make([]byte, len(agentFrames))
-	c.SetReadDeadline(time.Now().Add(time.Minute))
 	if _, err := io.ReadFull(br, fromUp); err != nil || !bytes.Equal(fromUp, agentFrames) {
 		t.Fatalf("the client received %d bytes (%v), not the %d the agent sent", len(fromUp), err, len(agentFrames))
 	}
 	c.(*net.TCPConn).CloseWrite()
-	select {
-	case toUp := <-got:
-		if !bytes.Equal(toUp, clientFrames) {
-			t.Fatalf("the agent received %d bytes, not the %d the client sent", len(toUp), len(clientFrames))
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("the agent's side never ended")
+	if toUp := within(t, got, "the agent's side to end"); !bytes.Equal(toUp, clientFrames) {
+		t.Fatalf("the agent received %d bytes, not the %d the client sent", len(toUp), len(clientFrames))
 	}
 	want := []struct {
 		dir   wire.Dir
@@ -291,7 +299,7 @@ func TestWebSocketBytesRefused(t *testing.T) {
 				if code, reason := wsframe.ParseClose(payload[n:]); code != websocket.CloseMessageTooBig || !strings.Contains(reason, "--max-message-size") {
 					t.Fatalf("close %d %q", code, reason)
 				}
-				toUp = <-got
+				toUp = within(t, got, "the agent's side to end")
 				h, n, err = wsframe.ParseHeader(toUp[len(tt.passed):])
 				if err != nil || n == 0 || h.Op != wsframe.Close || !h.Masked {
 					t.Fatalf("after what passed the agent got %+v %v, want a masked close", h, err)
@@ -299,11 +307,11 @@ func TestWebSocketBytesRefused(t *testing.T) {
 			} else {
 				netkit.WaitLong(t, "the message recorded", func() bool { return len(rec.All()) >= 2 })
 				c.(*net.TCPConn).CloseWrite()
-				toUp = <-got
+				toUp = within(t, got, "the agent's side to end")
 				if f := rec.All()[1]; f.Body != "\xff\xfe\xfd" || f.Flags != wire.FlagBinary {
 					t.Fatalf("recorded %q flags %v", f.Body, f.Flags)
 				}
-				if w := <-warnings; !strings.Contains(w, tt.wantWarning) {
+				if w := within(t, warnings, "a warning"); !strings.Contains(w, tt.wantWarning) {
 					t.Fatalf("warned %q", w)
 				}
 			}
