@@ -72,27 +72,11 @@ func (f *Inflater) keep(out []byte) {
 // readLimited reads r to its end, keeping at most limit bytes; it stops
 // at the first byte beyond them and reports that there was one.
 func readLimited(r io.Reader, limit int64) ([]byte, bool, error) {
-	buf := make([]byte, 0, min(limit+1, 4<<10))
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		room := buf[len(buf):cap(buf)]
-		if int64(len(buf)+len(room)) > limit+1 {
-			room = room[:limit+1-int64(len(buf))]
-		}
-		n, err := r.Read(room)
-		buf = buf[:len(buf)+n]
-		if int64(len(buf)) > limit {
-			return buf[:limit], true, nil
-		}
-		if err == io.EOF {
-			return buf, false, nil
-		}
-		if err != nil {
-			return nil, false, err
-		}
+	out, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if int64(len(out)) > limit {
+		return out[:limit], true, nil
 	}
+	return out, false, err
 }
 
 // twoPart reads a then b, byte by byte when asked, so the decoder needs
