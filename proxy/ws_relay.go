@@ -81,7 +81,6 @@ type relayLeg struct {
 	op         wsframe.Opcode
 	compressed bool
 	msg        []byte
-	size       int64
 	ctl        []byte
 	sawClose   bool
 }
@@ -174,7 +173,7 @@ func (l *relayLeg) overLimit(h wsframe.Header) bool {
 	}
 	size := h.Len
 	if h.Op == wsframe.Continuation {
-		size += l.size
+		size += int64(len(l.msg)) // the frames before it are whole
 	}
 	return size > l.r.limit
 }
@@ -267,9 +266,8 @@ func (l *relayLeg) begin(h wsframe.Header) {
 		l.ctl = l.ctl[:0]
 	case h.Op.IsControl():
 	case h.Op == wsframe.Continuation:
-		l.size += h.Len
 	default:
-		l.op, l.compressed, l.size = h.Op, h.Compressed, h.Len
+		l.op, l.compressed = h.Op, h.Compressed
 		l.msg = l.msg[:0]
 		if h.Len > int64(cap(l.msg)) && h.Len > keptMessage {
 			l.msg = make([]byte, 0, h.Len) // handed over whole: sized once
@@ -315,7 +313,7 @@ func (l *relayLeg) end(h wsframe.Header) {
 	case h.Op.IsControl() || !h.Fin:
 	default:
 		l.record()
-		l.size = 0
+		l.msg = l.msg[:0] // a stray continuation starts from nothing
 	}
 }
 
@@ -338,9 +336,11 @@ func (l *relayLeg) record() {
 		r.rec.Frame(r.conn, l.dir, tap.Now(), l.msg, flags, r.msgEnv) // copied; the buffer serves the next message
 		return
 	}
-	r.rec.TakeFrame(r.conn, l.dir, tap.Now(), l.msg, flags, r.msgEnv) // handed over, sparing a copy of a big one
+	// Handed over, sparing a copy of a big one. Its memory is the
+	// capture's now, given back after its commit: there is nothing to
+	// release here, on the forwarding path.
+	r.rec.TakeFrame(r.conn, l.dir, tap.Now(), l.msg, flags, r.msgEnv)
 	l.msg = nil
-	acphttp.ReleaseMemory(int(l.size))
 }
 
 // keptMessage is the most a leg's message buffer keeps between messages;
