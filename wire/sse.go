@@ -6,8 +6,9 @@ import (
 )
 
 // SSEEvent is one server-sent event, or one comment line, as the
-// EventSource rules (WHATWG HTML §9.2) parse it. Byte slices alias the
-// decoder's buffers and are valid only during the emit call.
+// EventSource rules (WHATWG HTML §9.2) parse it. The event and its byte
+// slices, which alias the decoder's buffers or the chunk being pushed,
+// are valid only during the emit call.
 type SSEEvent struct {
 	// Comment is set for a comment line (": keep-alive"); Data then holds
 	// the text after the colon and no other field is set.
@@ -33,6 +34,12 @@ type SSEEvent struct {
 	// returns: the callee may keep it rather than copy it. Only a big
 	// event's data is (see bigData); a small one's buffer is reused.
 	Detached bool
+	// InChunk says Data is a slice of the chunk being pushed, not of the
+	// decoder's memory: it stays valid as long as the caller keeps that
+	// chunk, so a caller that owns the chunk may lend the event out
+	// rather than copy it. It holds for an event whose one data line and
+	// end arrived in the same chunk, as a flushed event does.
+	InChunk bool
 }
 
 // SSEDecoder parses a byte stream of server-sent events incrementally.
@@ -63,6 +70,9 @@ type SSEDecoder struct {
 	// being dropped; line keeps its first bytes, to tell its field.
 	lineOver bool
 	over     bool // the event's data passed Limit
+	// out is the event handed to emit: one per decoder, not one per event
+	// made on the heap (emit may not keep it).
+	out SSEEvent
 }
 
 // bigData is the size from which the decoder's buffers are not kept for
@@ -301,18 +311,20 @@ func (d *SSEDecoder) keepView() {
 // without data lines is reported too (Data nil): a lone "id:" moves the
 // stream's resume point, which a recorder wants to see.
 func (d *SSEDecoder) dispatch(emit func(*SSEEvent)) {
-	ev := d.ev
+	ev := &d.out
+	*ev = d.ev
 	ev.Oversize = d.over
 	if d.hasData {
 		ev.Data, ev.Detached = d.data, cap(d.data) > bigData
 		if d.view != nil {
-			ev.Data, ev.Detached, d.view = d.view, false, nil
+			ev.Data, ev.Detached, ev.InChunk, d.view = d.view, false, true, nil
 		}
 		if ev.Data == nil {
 			ev.Data = []byte{}
 		}
 	}
-	emit(&ev)
+	emit(ev)
+	*ev = SSEEvent{}
 	d.ev = SSEEvent{}
 	d.hasData, d.pending, d.over = false, false, false
 	if cap(d.data) > bigData {

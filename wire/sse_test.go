@@ -352,3 +352,43 @@ func TestEnvelopeExchange(t *testing.T) {
 		}
 	}
 }
+
+// TestSSEDecoderInChunk: an event is handed out as a slice of the chunk
+// only when its one data line and its end came in that chunk; any other
+// is in the decoder's memory, and InChunk must say which.
+func TestSSEDecoderInChunk(t *testing.T) {
+	tests := []struct {
+		name   string
+		chunks []string
+		want   []bool // InChunk of each event, in order
+	}{
+		{"whole events", []string{"data: a\n\ndata: b\n\n"}, []bool{true, true}},
+		{"an id before the data", []string{"id: 1\ndata: a\n\n"}, []bool{true}},
+		{"data split across chunks", []string{"data: a", "bc\n\n"}, []bool{false}},
+		{"end in the next chunk", []string{"data: a\n", "\n"}, []bool{false}},
+		{"two data lines", []string{"data: a\ndata: b\n\n"}, []bool{false}},
+		{"CRLF split between chunks", []string{"data: a\r", "\n\r\n"}, []bool{false}},
+		{"a whole event after a split one", []string{"data: a", "\n\ndata: b\n\n"}, []bool{false, true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var d SSEDecoder
+			var got []bool
+			for _, s := range tt.chunks {
+				chunk := []byte(s)
+				d.Push(chunk, func(e *SSEEvent) {
+					got = append(got, e.InChunk)
+					start := uintptr(unsafe.Pointer(unsafe.SliceData(chunk)))
+					at := uintptr(unsafe.Pointer(unsafe.SliceData(e.Data)))
+					within := at >= start && at < start+uintptr(len(chunk))
+					if e.InChunk != within {
+						t.Errorf("event %q: InChunk %v, but its data within the chunk: %v", e.Data, e.InChunk, within)
+					}
+				})
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Fatalf("InChunk of the events: %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
