@@ -135,6 +135,9 @@ func (b *builder) handle(it *item) {
 		if it.pooled { // copied into the segment by now (it fits one)
 			b.w.tap.buffers.release(it.data)
 		}
+		if it.loan != nil { // likewise (LendFrame takes none larger)
+			it.loan.Return()
+		}
 		return
 	case itemLine:
 		b.line(it, it.data, it.flags)

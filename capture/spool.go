@@ -120,6 +120,10 @@ func (s *spool) push(it item, release func([]byte)) bool {
 		if it.kind == itemChunk || it.pooled { // the tap's copy, not a caller's
 			release(it.data)
 		}
+		if it.loan != nil { // a caller's, lent: it comes back in the tap's memory
+			it.loan.Return()
+			e.it.loan, e.it.pooled = nil, true
+		}
 		e.it.data = nil
 	}
 	s.items = append(s.items, e)

@@ -53,6 +53,9 @@ type item struct {
 	// pooled: data is the tap's copy in recycled memory, given back
 	// once the builder has copied it into a segment.
 	pooled bool
+	// loan: data is the caller's memory (LendFrame), returned once the
+	// builder has copied it into a segment or the spool has taken it.
+	loan   Loan
 	prefix int // itemLong: bytes at the front the framer holds
 }
 
@@ -170,7 +173,7 @@ func (tp *tap) enqueue(it item, src []byte) bool {
 		return false // behind, and only fresh memory left: not on the forwarding path
 	}
 	switch {
-	case it.data != nil: // handed over by TakeFrame: kept, not copied
+	case it.data != nil: // handed over (TakeFrame) or lent (LendFrame): not copied
 	case it.kind == itemChunk:
 		it.data = tp.buffers.copyOf(class, src) // the framer gives it back
 	case class >= 0: // an SSE event, a WebSocket message
@@ -292,9 +295,34 @@ func (w *Writer) Altered(conn uint32, dir wire.Dir, t int64, b []byte, env *wire
 	w.frame(item{kind: itemFrame, dir: dir, conn: conn, t: t, flags: crlfFlag(b), env: env, fault: f}, b)
 }
 
+// Loan is memory a caller lends the Writer rather than let it copy
+// (LendFrame).
+type Loan interface {
+	// Return says the Writer reads the memory no more. It is called once
+	// per LendFrame, maybe before LendFrame returns.
+	Return()
+}
+
+// LendFrame is Frame for memory the caller lends: the Writer reads b
+// until it calls loan.Return, and the caller must not change b before
+// then. An HTTP proxy reading an event stream into buffers of its own
+// lends each event in them, and forwarding pays for no copy.
+func (w *Writer) LendFrame(conn uint32, dir wire.Dir, t int64, b []byte, flags wire.Flags, env *wire.Envelope, loan Loan) {
+	if len(b) == 0 || len(b) > maxPooledChunk {
+		// Kept whole past a segment's size, or not worth the loan.
+		w.Frame(conn, dir, t, b, flags, env)
+		loan.Return()
+		return
+	}
+	w.frame(item{kind: itemFrame, dir: dir, conn: conn, t: t, flags: flags, env: env, data: b, loan: loan}, b)
+}
+
 func (w *Writer) frame(it item, b []byte) {
 	tp := &w.tap
 	if !tp.offer(it, b) {
+		if it.loan != nil {
+			it.loan.Return()
+		}
 		tp.lostBytes.Add(int64(len(b)))
 		tp.lostMsgs.Add(1)
 		tp.lossEvents.Add(1)

@@ -61,6 +61,15 @@ type Recorder interface {
 	Altered(conn uint32, dir wire.Dir, t int64, b []byte, env *wire.Envelope, f *protocol.Fault)
 }
 
+// Borrower is a Recorder that can borrow a message's memory rather than
+// copy it. A transport that reads into buffers of its own (the HTTP
+// proxy's event streams) lends each whole message in them, so that
+// forwarding pays for no copy; it must not change b until loan.Return.
+// *capture.Writer is one; a Recorder that is not gets Frame instead.
+type Borrower interface {
+	LendFrame(conn uint32, dir wire.Dir, t int64, b []byte, flags wire.Flags, env *wire.Envelope, loan capture.Loan)
+}
+
 // Now is the receive time stamp a transport gives what it records: wall
 // clock, unix nanoseconds, as the capture stores it.
 func Now() int64 { return time.Now().UnixNano() }
@@ -94,4 +103,7 @@ func Or(r Recorder) Recorder {
 }
 
 // The capture's writer is the recorder of the real program.
-var _ Recorder = (*capture.Writer)(nil)
+var (
+	_ Recorder = (*capture.Writer)(nil)
+	_ Borrower = (*capture.Writer)(nil)
+)
