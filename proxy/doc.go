@@ -48,7 +48,10 @@
 // HTTPProxy runs each request on the goroutine net/http gives it; the
 // response is written there and tapped before each write, and the
 // request body is tapped on whichever goroutine the transport reads it
-// from (bodyTap locks). A WebSocket adds two goroutines, one per
+// from (bodyTap locks). An event stream is read there too, each read
+// into a buffer of its own from which whole events are lent to the
+// capture; the buffer is reused once the client has its bytes and the
+// capture has given every event back (http_events.go). A WebSocket adds two goroutines, one per
 // direction, that end when either side closes; each writes whole frames
 // to its socket under that socket's lock, which a 1009 close the relay
 // sends on its own also takes. A socket whose ends agreed on compression

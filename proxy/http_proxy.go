@@ -181,11 +181,12 @@ func parseUpstream(raw string) (*url.URL, error) {
 
 func (p *HTTPProxy) newReverseProxy(t http.RoundTripper) *httputil.ReverseProxy {
 	return &httputil.ReverseProxy{
-		Rewrite:       p.rewrite,
-		Transport:     t,
-		FlushInterval: -1, // every write reaches the client at once
-		ErrorHandler:  p.upstreamError,
-		ErrorLog:      log.New(io.Discard, "", 0),
+		Rewrite:        p.rewrite,
+		Transport:      t,
+		FlushInterval:  -1, // every write reaches the client at once
+		ErrorHandler:   p.upstreamError,
+		ModifyResponse: takeEvents,
+		ErrorLog:       log.New(io.Discard, "", 0),
 	}
 }
 

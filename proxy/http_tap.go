@@ -39,6 +39,16 @@ type exchange struct {
 	// handled says an interceptor took the JSON reply, and recorded it
 	// as what happened to it.
 	handled bool
+
+	// An event stream the proxy relays itself (http_events.go): the
+	// response, its body, how many trailers it announced, the recorder
+	// as a Borrower (nil when it cannot borrow) and the buffer of the
+	// read being tapped.
+	events    *http.Response
+	eventBody io.ReadCloser
+	announced int
+	lender    tap.Borrower
+	lent      *readChunk
 }
 
 type responseMode uint8
@@ -51,7 +61,9 @@ const (
 )
 
 func (p *HTTPProxy) newExchange(r *http.Request) *exchange {
+	lender, _ := p.rec.(tap.Borrower)
 	return &exchange{
+		lender:    lender,
 		rec:       p.rec,
 		conn:      p.conns.ForRequest(r.Header),
 		req:       r,
@@ -82,12 +94,16 @@ func (p *HTTPProxy) serveRecorded(w http.ResponseWriter, r *http.Request) (size 
 	}
 	defer func() {
 		v := recover() // ReverseProxy aborts with a panic when a copy fails
+		ex.closeEvents()
 		size = ex.finish(v != nil)
 		if v != nil {
 			panic(v)
 		}
 	}()
-	p.reverseProxy(r).ServeHTTP(tw, r)
+	p.reverseProxy(r).ServeHTTP(tw, withExchange(r, ex))
+	if ex.eventBody != nil {
+		ex.relayEvents(w, p.maxMessage)
+	}
 	return 0
 }
 
@@ -197,8 +213,12 @@ func (ex *exchange) recordEvent(e *wire.SSEEvent) {
 	if e.Oversize {
 		flags |= wire.FlagTruncated
 	}
-	if e.Detached { // a big event's data, which the decoder lets go of
+	switch {
+	case e.Detached: // a big event's data, which the decoder lets go of
 		ex.rec.TakeFrame(ex.conn, wire.DirAgent, tap.Now(), e.Data, flags, env)
+		return
+	case e.InChunk && ex.lent != nil && ex.lender != nil: // in a buffer the relay owns
+		ex.lender.LendFrame(ex.conn, wire.DirAgent, tap.Now(), e.Data, flags, env, ex.lent.lend())
 		return
 	}
 	ex.rec.Frame(ex.conn, wire.DirAgent, tap.Now(), e.Data, flags, env)
