@@ -54,6 +54,7 @@ type group struct {
 	wireBytes   int64
 	owned       [][]byte // arena chunks holding this group's bodies
 	lines       [][]byte // mappings holding this group's huge lines (Writer.lines)
+	loans       []Loan   // lent bodies too big to copy, returned once committed
 	arenas      [][]byte // emptied chunks kept for reuse
 	big         bool     // holds a message larger than bigMessage
 	started     time.Time
@@ -107,7 +108,9 @@ func (g *group) reset() {
 	ids[1].reset()
 	clear(g.lines)
 	lines := g.lines[:0]
-	*g = group{lines: lines, segs: segs, pairs: pairs, arenas: arenas, owned: g.owned[:0], post: post, ids: ids, synced: g.synced[:0]}
+	clear(g.loans)
+	loans := g.loans[:0]
+	*g = group{lines: lines, loans: loans, segs: segs, pairs: pairs, arenas: arenas, owned: g.owned[:0], post: post, ids: ids, synced: g.synced[:0]}
 }
 
 // segmentBuffer returns an empty slice with room for a whole segment's
@@ -135,8 +138,8 @@ func (b *builder) handle(it *item) {
 		if it.pooled { // copied into the segment by now (it fits one)
 			b.w.tap.buffers.release(it.data)
 		}
-		if it.loan != nil { // likewise (LendFrame takes none larger)
-			it.loan.Return()
+		if it.loan != nil {
+			b.settle(it)
 		}
 		return
 	case itemLine:
@@ -178,6 +181,18 @@ func (b *builder) handle(it *item) {
 	if endedLost {
 		b.w.tap.lostMsgs.Add(1)
 	}
+}
+
+// settle gives back a lent frame's memory once nothing needs it: at once
+// when the frame was copied into a segment, after the commit when it is a
+// segment's body of its own (see add).
+func (b *builder) settle(it *item) {
+	if len(it.data) > segMaxBytes {
+		g := b.group()
+		g.loans = append(g.loans, it.loan)
+		return
+	}
+	it.loan.Return()
 }
 
 // partial records the unfinished line a stream ended with.

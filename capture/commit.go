@@ -223,6 +223,9 @@ func (w *Writer) recycle(g *group) {
 	for _, m := range g.lines {
 		w.lines.giveBack(m)
 	}
+	for _, l := range g.loans {
+		l.Return()
+	}
 	big := g.big
 	g.reset() // drops the references to the bodies
 	if big {

@@ -29,9 +29,9 @@ func (l *scribbledLoan) Return() {
 
 // TestLendFrame: every loan is returned exactly once, whether its frame
 // is recorded straight away, goes through the spool while the committer
-// is stalled, is dropped because the queue is full, or is too big to
-// borrow; and what is recorded is what was lent, never the scribble
-// made on its return.
+// is stalled, is dropped because the queue is full, or is a segment of
+// its own, held until committed; and what is recorded is what was lent,
+// never the scribble made on its return.
 func TestLendFrame(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -44,7 +44,7 @@ func TestLendFrame(t *testing.T) {
 		{"recorded", WriterOptions{CommitRecords: 50}, 400, 1000, false, "none lost"},
 		{"spooled", WriterOptions{QueueBytes: 64 << 10, CommitRecords: 50}, 400, 1000, true, "spooled"},
 		{"dropped", WriterOptions{QueueBytes: 64 << 10, QueueChunks: 8, SpoolBytes: -1, CommitRecords: 50}, 400, 1000, true, "some lost"},
-		{"too big to borrow", WriterOptions{CommitRecords: 5}, 10, maxPooledChunk + 1, false, "none lost"},
+		{"bigger than a segment", WriterOptions{CommitRecords: 5}, 10, segMaxBytes + 1, false, "none lost"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

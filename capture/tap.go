@@ -54,7 +54,8 @@ type item struct {
 	// once the builder has copied it into a segment.
 	pooled bool
 	// loan: data is the caller's memory (LendFrame), returned once the
-	// builder has copied it into a segment or the spool has taken it.
+	// builder has copied it into a segment or committed it, or the spool
+	// has taken it.
 	loan   Loan
 	prefix int // itemLong: bytes at the front the framer holds
 }
@@ -305,11 +306,12 @@ type Loan interface {
 
 // LendFrame is Frame for memory the caller lends: the Writer reads b
 // until it calls loan.Return, and the caller must not change b before
-// then. An HTTP proxy reading an event stream into buffers of its own
-// lends each event in them, and forwarding pays for no copy.
+// then. A transport that reads into buffers of its own (the HTTP proxy's
+// event streams and WebSocket messages) lends each message in them, and
+// forwarding pays for no copy. A body that fits a segment is returned
+// once copied there, a bigger one once committed.
 func (w *Writer) LendFrame(conn uint32, dir wire.Dir, t int64, b []byte, flags wire.Flags, env *wire.Envelope, loan Loan) {
-	if len(b) == 0 || len(b) > maxPooledChunk {
-		// Kept whole past a segment's size, or not worth the loan.
+	if len(b) == 0 {
 		w.Frame(conn, dir, t, b, flags, env)
 		loan.Return()
 		return
