@@ -38,6 +38,7 @@ type byteRelay struct {
 	// deflate records the socket, off the forwarding path, when its ends
 	// agreed on compression (ws_relay_deflate.go); nil otherwise.
 	deflate *deflateRecorder
+	lender  tap.Borrower // rec, when it can borrow messages
 }
 
 // recordClose records a close (or an abrupt end) in the order of the
@@ -81,6 +82,7 @@ type relayLeg struct {
 	op         wsframe.Opcode
 	compressed bool
 	msg        []byte
+	msgBuf     *msgBuf // where msg lives, nil before the first message
 	ctl        []byte
 	sawClose   bool
 }
@@ -269,8 +271,8 @@ func (l *relayLeg) begin(h wsframe.Header) {
 	default:
 		l.op, l.compressed = h.Op, h.Compressed
 		l.msg = l.msg[:0]
-		if h.Len > int64(cap(l.msg)) && h.Len > keptMessage {
-			l.msg = make([]byte, 0, h.Len) // handed over whole: sized once
+		if l.msgBuf == nil || h.Len > int64(cap(l.msg)) {
+			l.growMessage(int(h.Len)) // sized once for a message in one frame
 		}
 	}
 }
@@ -294,7 +296,11 @@ func (l *relayLeg) keep(h wsframe.Header, p []byte, pos int64) int64 {
 	}
 	start := len(*into)
 	if need := start + len(p); need > cap(*into) {
-		*into = slices.Grow(*into, max(need, 2*cap(*into))-start) // doubling: append grows a big slice by a quarter
+		if into == &l.msg {
+			l.growMessage(max(need, 2*cap(l.msg)))
+		} else {
+			*into = slices.Grow(*into, max(need, 2*cap(*into))-start) // doubling: append grows a big slice by a quarter
+		}
 	}
 	*into = append(*into, p...)
 	if h.Masked {
@@ -326,26 +332,39 @@ func (l *relayLeg) record() {
 	}
 	if r.deflate != nil { // recorded in order by the socket's own goroutine, decoded there
 		r.deflate.submit(recordJob{dir: l.dir, t: tap.Now(), data: l.msg, flags: flags, compressed: l.compressed})
-		l.msg = nil
+		l.msg, l.msgBuf = nil, nil
 		return
 	}
 	if l.compressed { // without the extension agreed, the bit means nothing we can decode
 		flags |= wire.FlagBinary
 	}
-	if cap(l.msg) <= keptMessage {
+	switch {
+	case cap(l.msg) <= keptMessage:
 		r.rec.Frame(r.conn, l.dir, tap.Now(), l.msg, flags, r.msgEnv) // copied; the buffer serves the next message
 		return
+	case r.lender != nil: // lent: the buffer is back in its pool once the capture is done
+		r.lender.LendFrame(r.conn, l.dir, tap.Now(), l.msg, flags, r.msgEnv, l.msgBuf)
+	default: // handed over, sparing a copy of a big one
+		r.rec.TakeFrame(r.conn, l.dir, tap.Now(), l.msg, flags, r.msgEnv)
 	}
-	// Handed over, sparing a copy of a big one. Its memory is the
-	// capture's now, given back after its commit: there is nothing to
-	// release here, on the forwarding path.
-	r.rec.TakeFrame(r.conn, l.dir, tap.Now(), l.msg, flags, r.msgEnv)
-	l.msg = nil
+	l.msg, l.msgBuf = nil, nil
+}
+
+// growMessage gives the message being gathered room for n bytes.
+func (l *relayLeg) growMessage(n int) {
+	m := newMsgBuf(n)
+	m.b = append(m.b, l.msg...)
+	if l.msgBuf != nil {
+		l.msgBuf.Return() // never lent: it only held the message so far
+	}
+	l.msg, l.msgBuf = m.b, m
 }
 
 // keptMessage is the most a leg's message buffer keeps between messages;
-// the capture copies a message this size into memory it recycles, so a
-// steady stream of them allocates nothing.
+// the capture copies a message this size into memory it recycles. Lent
+// rather than copied, messages of 200 B took 1.12-1.15x the minimal
+// reverse proxy against 1.07-1.12x (BenchmarkHTTPAgainstMinimal/ws,
+// four runs alternating), and those of 16 KiB no less.
 const keptMessage = 64 << 10
 
 // refuse answers a message over the limit from l's source: a 1009 close

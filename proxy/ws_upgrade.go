@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acpscope/acpscope/internal/acphttp"
+	"github.com/acpscope/acpscope/internal/tap"
 )
 
 // serveWebSocketBytes joins a client WebSocket to an upstream one byte
@@ -48,6 +49,7 @@ func (p *HTTPProxy) serveWebSocketBytes(w http.ResponseWriter, r *http.Request) 
 	defer p.untrackWS(up, down)
 	relay := &byteRelay{rec: p.rec, conn: conn, limit: p.maxMessage, warn: p.warn, env: wsStreamEnvelope(env, connID)}
 	relay.msgEnv = relay.env()
+	relay.lender, _ = p.rec.(tap.Borrower)
 	if agreedDeflate(resp.Header) {
 		relay.deflate = newDeflateRecorder(relay)
 	}

@@ -1,0 +1,104 @@
+package proxy
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/testkit/netkit"
+	"github.com/acpscope/acpscope/wire"
+	"github.com/gorilla/websocket"
+)
+
+// TestWebSocketLentMessages echoes messages of the size classes the
+// relay's buffers come in, and one past the largest, through the proxy
+// into a real capture, in frames of 1 KiB and whole: each message is
+// lent to the capture from a buffer that goes back to its pool once the
+// capture is done with it, so a buffer given back too early would be
+// reused for a later message and the capture would hold that one's
+// bytes instead. Every message must be recorded exactly, both ways.
+func TestWebSocketLentMessages(t *testing.T) {
+	var sizes []int
+	top := maxMsgShift // under -race, which slows the relay's and the capture's loops tenfold, up to 2 MiB
+	if raceEnabled {
+		top = 21
+	}
+	for shift := 0; shift <= top; shift += 3 {
+		sizes = append(sizes, 1<<shift, 1<<shift+1) // a class's largest, then one past it
+	}
+	sizes = append(sizes, 1<<maxMsgShift+1) // past the largest class: memory of its own
+	var msgs []string
+	for i, n := range sizes {
+		pattern := fmt.Sprintf("<%d>", i) // each message's bytes its own
+		body := strings.Repeat(pattern, n/len(pattern)+1)[:n]
+		msgs = append(msgs, fmt.Sprintf(`{"jsonrpc":"2.0","method":"m%d","params":{"p":"%s"}}`, i, body))
+	}
+	for _, frame := range []int{1 << 10, 64 << 10} {
+		t.Run(fmt.Sprintf("frames of %d bytes", frame), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "ws.acpscope")
+			w, err := capture.Create(path, capture.WriterOptions{NoFeed: true, NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			up := netkit.StartServer(t, netkit.H1, wsEcho(websocket.Upgrader{WriteBufferSize: frame}))
+			p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: up.URL + "/acp", Recorder: w})
+			if err != nil {
+				t.Fatal(err)
+			}
+			front := netkit.StartServer(t, netkit.H1, p)
+			d := websocket.Dialer{WriteBufferSize: frame}
+			c, _, err := d.Dial("ws"+strings.TrimPrefix(front.URL, "http")+"/acp", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, m := range msgs {
+				if err := c.WriteMessage(websocket.TextMessage, []byte(m)); err != nil {
+					t.Fatal(err)
+				}
+				_, echo, err := c.ReadMessage()
+				if err != nil || string(echo) != m {
+					t.Fatalf("message %d (%d bytes): echo of %d bytes, %v", i, len(m), len(echo), err)
+				}
+			}
+			c.Close()
+			p.Close()
+			front.Close()
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if st := w.Stats(); st.Loss.Messages != 0 {
+				t.Fatalf("capture lost %d messages: %+v", st.Loss.Messages, st)
+			}
+			r, err := capture.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			var got []string
+			r.Scan(1, func(rec *capture.Record) bool {
+				if rec.Kind == wire.KindNonProtocol {
+					return true // the upgrade, the close
+				}
+				body, err := r.Body(rec.Seq)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, rec.Dir.String()+" "+string(body))
+				return true
+			})
+			if len(got) != 2*len(msgs) {
+				t.Fatalf("recorded %d messages, want %d", len(got), 2*len(msgs))
+			}
+			for i, m := range msgs {
+				for j, dir := range []string{"client", "agent"} {
+					if g := got[2*i+j]; g != dir+" "+m {
+						t.Fatalf("message %d from the %s recorded as %.40q… (%d bytes), want %.40q… (%d bytes)", i, dir, g, len(g), dir+" "+m, len(dir)+1+len(m))
+					}
+				}
+			}
+		})
+	}
+}

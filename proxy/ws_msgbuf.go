@@ -1,0 +1,52 @@
+package proxy
+
+import (
+	"math/bits"
+	"sync"
+)
+
+// msgBuf is the buffer a relay leg gathers one WebSocket message in. It
+// comes from a pool by size class; one past keptMessage is lent to the
+// capture with the message (tap.Borrower) and goes back to its pool when
+// the capture returns it. A steady stream of big messages reuses the
+// same memory, where a buffer of its own for each message of a megabyte
+// had the runtime zero fresh memory, twice over as it doubled, on the
+// forwarding path.
+type msgBuf struct {
+	b     []byte
+	class int // index in msgPools; -1: memory of no class, not reused
+}
+
+// Size classes are the powers of two from 4 KiB to 16 MiB. A larger
+// message gets memory of its own, which the collector takes back: kept
+// for reuse it would hold that much for the rest of the run.
+const (
+	minMsgShift = 12
+	maxMsgShift = 24
+)
+
+var msgPools [maxMsgShift - minMsgShift + 1]sync.Pool
+
+// newMsgBuf returns an empty buffer with room for n bytes.
+func newMsgBuf(n int) *msgBuf {
+	shift := minMsgShift
+	if n > 1<<minMsgShift {
+		shift = bits.Len(uint(n - 1)) // the smallest power of two ≥ n
+	}
+	if shift > maxMsgShift {
+		return &msgBuf{b: make([]byte, 0, n), class: -1}
+	}
+	i := shift - minMsgShift
+	if m, ok := msgPools[i].Get().(*msgBuf); ok {
+		m.b = m.b[:0]
+		return m
+	}
+	return &msgBuf{b: make([]byte, 0, 1<<shift), class: i}
+}
+
+// Return puts the buffer back in its pool; nothing may use it after.
+func (m *msgBuf) Return() {
+	if m.class >= 0 {
+		msgPools[m.class].Put(m)
+	}
+}
