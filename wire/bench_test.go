@@ -11,6 +11,8 @@ import (
 
 var benchFrames = map[string][]byte{
 	"update-200B": []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Let me look at the failing test first."}}}}`),
+	"text-16KiB":  []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","content":[{"type":"text","text":"` + strings.Repeat(`func main() {\n\tfmt.Println(\"hello, world\")\n}\n`, 16<<10/52) + `"}]}}}`),
+	"lines-1MiB":  []byte(`{"jsonrpc":"2.0","id":9,"result":{"content":"` + strings.Repeat(strings.Repeat("y", 98)+`\n`, 1<<20/100) + `"}}`),
 	"image-1MiB":  []byte(`{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"image","mimeType":"image/png","data":"` + strings.Repeat("iVBORw0KGgo", 1<<20/11) + `"}]}}`),
 }
 
