@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -191,4 +192,47 @@ func firstDiff(a, b []byte) int {
 		}
 	}
 	return min(len(a), len(b))
+}
+
+// TestEventRelayWhileBodyStreams: an upstream may answer a POST with an
+// event stream before it has read the whole body, as HTTP/2 allows; the
+// rest of the body must still reach it while the proxy relays the
+// stream, and the stream must go on.
+func TestEventRelayWhileBodyStreams(t *testing.T) {
+	up := netkit.StartServer(t, netkit.H2C, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		head := make([]byte, 10)
+		io.ReadFull(r.Body, head)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write(wire.AppendSSEEvent(nil, "", []byte(fmt.Sprintf(`{"head":%q}`, head))))
+		http.NewResponseController(w).Flush()
+		rest, err := io.ReadAll(r.Body)
+		w.Write(wire.AppendSSEEvent(nil, "", []byte(fmt.Sprintf(`{"rest":%q,"err":%q}`, rest, fmt.Sprint(err)))))
+	}))
+	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: up.URL + "/acp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	front := netkit.StartServer(t, netkit.H2C, p)
+	c := netkit.ClientFor(t, netkit.H2C, front)
+	body, send := io.Pipe()
+	req, _ := http.NewRequest(http.MethodPost, front.URL+"/acp", body)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	go send.Write([]byte(`{"jsonrpc"`))
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := bufio.NewReader(resp.Body)
+	if first, err := events.ReadString('\n'); err != nil || !strings.Contains(first, `"head"`) {
+		t.Fatalf("first event: %q, %v", first, err)
+	}
+	send.Write([]byte(`:"2.0","method":"x"}`)) // only now: the proxy is relaying the stream
+	send.Close()
+	rest, err := io.ReadAll(events)
+	if want := `{"rest":":\"2.0\",\"method\":\"x\"}","err":"<nil>"}`; err != nil || !strings.Contains(string(rest), want) {
+		t.Fatalf("rest of the stream: %q, %v; want the upstream to have read the rest of the body: %s", rest, err, want)
+	}
 }

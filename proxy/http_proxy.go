@@ -203,6 +203,13 @@ func (p *HTTPProxy) rewrite(pr *httputil.ProxyRequest) {
 	}
 	pr.Out.Host = ""
 	p.forUpstream(pr.Out.Header, pr.In)
+	if ex, _ := pr.In.Context().Value(exchangeKey{}).(*exchange); ex != nil && ex.body != nil && pr.Out.Body != nil {
+		// ReverseProxy's wrapper of the body stops reads once ServeHTTP
+		// returns, which for an event stream the handler relays itself is
+		// before the upstream need have read the body (HTTP/2 lets it
+		// answer first). The tap's own reads end with the exchange.
+		pr.Out.Body = ex.body
+	}
 }
 
 func joinQuery(a, b string) string {

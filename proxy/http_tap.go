@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"io"
 	"math"
 	"net/http"
@@ -274,6 +275,10 @@ func (ex *exchange) finish(cut bool) int {
 	return size
 }
 
+// errExchangeEnded is what a read of a request body answers once its
+// exchange is over.
+var errExchangeEnded = errors.New("acpscope: the request body was read after its exchange ended")
+
 // bodyTap passes a request body to the upstream and keeps a copy, which
 // it records as soon as the body is complete: before the upstream can
 // answer, so a request is always recorded before its response. The copy
@@ -298,6 +303,10 @@ type bodyTap struct {
 	// down the upstream connection in the middle of the response.
 	eof bool
 	err error
+	// ended: the exchange is over (finish). A transport still sending
+	// the body then reads an error, as ReverseProxy's wrapper answers
+	// once its handler has returned.
+	ended bool
 }
 
 // newBodyTap taps r's body; a Content-Length is at most limit.
@@ -314,6 +323,9 @@ func newBodyTap(ex *exchange, r *http.Request, limit int64) *bodyTap {
 func (b *bodyTap) Read(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.ended {
+		return 0, errExchangeEnded
+	}
 	if b.tooBig {
 		return 0, acphttp.ErrTooBig
 	}
@@ -366,6 +378,7 @@ func (b *bodyTap) Close() error { return nil }
 func (b *bodyTap) finish() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.ended = true
 	if b.done {
 		return b.size
 	}
