@@ -27,19 +27,35 @@ type exchangeKey struct{}
 // as ReverseProxy reads at a time.
 const eventReadSize = 32 << 10
 
+// minLentEvent is the smallest event lent rather than copied. A lent
+// event holds its whole read buffer until the capture has it, and the
+// capture's queue counts only the event: a stream of small events, each
+// read on its own, would hold 32 KiB apiece, far past what the queue's
+// bounds say. From a quarter of the buffer, what is held is at most four
+// times what is counted.
+const minLentEvent = eventReadSize / 4
+
 // readChunk is the buffer of one read of an event stream. refs counts
 // its holders: the relay until the client has the bytes, and the
 // capture once per event lent from it.
 type readChunk struct {
 	buf  []byte
 	refs atomic.Int32
+	// abandoned: never back to the pool (see relayEvents).
+	abandoned atomic.Bool
 }
 
 var readChunks = sync.Pool{New: func() any { return &readChunk{buf: make([]byte, eventReadSize)} }}
 
+// readChunksHeld counts the chunks some holder has not let go of yet;
+// tests check that every one is let go of.
+var readChunksHeld atomic.Int64
+
 func newReadChunk() *readChunk {
 	c := readChunks.Get().(*readChunk)
 	c.refs.Store(1)
+	c.abandoned.Store(false)
+	readChunksHeld.Add(1)
 	return c
 }
 
@@ -53,8 +69,17 @@ func (c *readChunk) lend() *readChunk {
 // reusable.
 func (c *readChunk) Return() {
 	if c.refs.Add(-1) == 0 {
-		readChunks.Put(c)
+		readChunksHeld.Add(-1)
+		if !c.abandoned.Load() {
+			readChunks.Put(c)
+		}
 	}
+}
+
+// abandon is the relay's Return for a buffer that must never be reused.
+func (c *readChunk) abandon() {
+	c.abandoned.Store(true)
+	c.Return()
 }
 
 // takeEvents is ReverseProxy's ModifyResponse: an event stream on our
@@ -95,10 +120,14 @@ func (ex *exchange) relayEvents(w http.ResponseWriter, limit int64) {
 				werr = rc.Flush()
 			}
 		}
+		if werr != nil {
+			// Not back to the pool: an HTTP/2 server may return from a
+			// failed write while its frame is still being sent from c.
+			c.abandon()
+			panic(http.ErrAbortHandler)
+		}
 		c.Return()
 		switch {
-		case werr != nil:
-			panic(http.ErrAbortHandler)
 		case rerr == io.EOF:
 			ex.closeEvents()
 			forwardTrailers(w, res, ex.announced)

@@ -107,6 +107,7 @@ func TestEventRelay(t *testing.T) {
 }
 
 func checkEventRelay(t *testing.T, proto netkit.Proto, s eventStream) {
+	held := readChunksHeld.Load()
 	path := filepath.Join(t.TempDir(), "events.acpscope")
 	w, err := capture.Create(path, capture.WriterOptions{NoFeed: true, NoSync: true})
 	if err != nil {
@@ -152,6 +153,9 @@ func checkEventRelay(t *testing.T, proto netkit.Proto, s eventStream) {
 	}
 	if st := w.Stats(); st.Loss.Messages != 0 {
 		t.Fatalf("capture lost %d messages: %+v", st.Loss.Messages, st)
+	}
+	if n := readChunksHeld.Load() - held; n != 0 {
+		t.Fatalf("%d read buffers still held once the capture is closed", n)
 	}
 	r, err := capture.Open(path)
 	if err != nil {

@@ -218,7 +218,7 @@ func (ex *exchange) recordEvent(e *wire.SSEEvent) {
 	case e.Detached: // a big event's data, which the decoder lets go of
 		ex.rec.TakeFrame(ex.conn, wire.DirAgent, tap.Now(), e.Data, flags, env)
 		return
-	case e.InChunk && ex.lent != nil && ex.lender != nil: // in a buffer the relay owns
+	case e.InChunk && ex.lent != nil && ex.lender != nil && len(e.Data) >= minLentEvent: // in a buffer the relay owns
 		ex.lender.LendFrame(ex.conn, wire.DirAgent, tap.Now(), e.Data, flags, env, ex.lent.lend())
 		return
 	}
