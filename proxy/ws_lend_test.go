@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/internal/testkit/netkit"
@@ -12,31 +13,36 @@ import (
 	"github.com/gorilla/websocket"
 )
 
-// TestWebSocketLentMessages echoes messages of the size classes the
-// relay's buffers come in, and one past the largest, through the proxy
+// TestWebSocketLentMessages echoes messages that fill the size classes
+// the relay's buffers come in, or pass them by a byte, through the proxy
 // into a real capture, in frames of 1 KiB and whole: each message is
 // lent to the capture from a buffer that goes back to its pool once the
 // capture is done with it, so a buffer given back too early would be
 // reused for a later message and the capture would hold that one's
 // bytes instead. Every message must be recorded exactly, both ways.
 func TestWebSocketLentMessages(t *testing.T) {
-	var sizes []int
-	top := maxMsgShift // under -race, which slows the relay's and the capture's loops tenfold, up to 2 MiB
-	if raceEnabled {
-		top = 21
+	var shifts []int // class edges: the smallest, one copied (up to keptMessage), lent into a segment, lent whole
+	for _, shift := range []int{minMsgShift, 15, 16, 17, 18, 21, maxMsgShift} {
+		if shift <= 21 || !raceEnabled { // -race slows the relay's and the capture's loops tenfold
+			shifts = append(shifts, shift)
+		}
 	}
-	for shift := 0; shift <= top; shift += 3 {
-		sizes = append(sizes, 1<<shift, 1<<shift+1) // a class's largest, then one past it
-	}
-	sizes = append(sizes, 1<<maxMsgShift+1) // past the largest class: memory of its own
 	var msgs []string
-	for i, n := range sizes {
-		pattern := fmt.Sprintf("<%d>", i) // each message's bytes its own
-		body := strings.Repeat(pattern, n/len(pattern)+1)[:n]
-		msgs = append(msgs, fmt.Sprintf(`{"jsonrpc":"2.0","method":"m%d","params":{"p":"%s"}}`, i, body))
+	add := func(n int) { // a message of exactly n bytes, its own
+		head := fmt.Sprintf(`{"jsonrpc":"2.0","method":"m%d","params":{"p":"`, len(msgs))
+		pattern := fmt.Sprintf("<%d>", len(msgs))
+		pad := max(0, n-len(head)-len(`"}}`))
+		msgs = append(msgs, head+strings.Repeat(pattern, pad/len(pattern)+1)[:pad]+`"}}`)
 	}
+	for _, shift := range shifts {
+		add(1 << shift)   // fills its class
+		add(1<<shift + 1) // one past it
+	}
+	add(1<<maxMsgShift + 1) // past the largest class: memory of its own, even under -race
+	add(100)                // copied: each leg ends holding its buffer
 	for _, frame := range []int{1 << 10, 64 << 10} {
 		t.Run(fmt.Sprintf("frames of %d bytes", frame), func(t *testing.T) {
+			held := msgBufsHeld.Load()
 			path := filepath.Join(t.TempDir(), "ws.acpscope")
 			w, err := capture.Create(path, capture.WriterOptions{NoFeed: true, NoSync: true})
 			if err != nil {
@@ -71,6 +77,12 @@ func TestWebSocketLentMessages(t *testing.T) {
 			}
 			if st := w.Stats(); st.Loss.Messages != 0 {
 				t.Fatalf("capture lost %d messages: %+v", st.Loss.Messages, st)
+			}
+			// The relays end once Close has closed their sockets.
+			for deadline := time.Now().Add(time.Minute); msgBufsHeld.Load() != held; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%d message buffers never came back to their pools", msgBufsHeld.Load()-held)
+				}
 			}
 			r, err := capture.Open(path)
 			if err != nil {

@@ -3,6 +3,7 @@ package proxy
 import (
 	"math/bits"
 	"sync"
+	"sync/atomic"
 )
 
 // msgBuf is the buffer a relay leg gathers one WebSocket message in. It
@@ -27,8 +28,13 @@ const (
 
 var msgPools [maxMsgShift - minMsgShift + 1]sync.Pool
 
+// msgBufsHeld counts the buffers out of their pools; tests check that
+// every one comes back.
+var msgBufsHeld atomic.Int64
+
 // newMsgBuf returns an empty buffer with room for n bytes.
 func newMsgBuf(n int) *msgBuf {
+	msgBufsHeld.Add(1)
 	shift := minMsgShift
 	if n > 1<<minMsgShift {
 		shift = bits.Len(uint(n - 1)) // the smallest power of two ≥ n
@@ -46,7 +52,15 @@ func newMsgBuf(n int) *msgBuf {
 
 // Return puts the buffer back in its pool; nothing may use it after.
 func (m *msgBuf) Return() {
+	msgBufsHeld.Add(-1)
 	if m.class >= 0 {
 		msgPools[m.class].Put(m)
+	}
+}
+
+// giveAway lets the buffer go for good, to a recorder that keeps it.
+func (m *msgBuf) giveAway() {
+	if m != nil {
+		msgBufsHeld.Add(-1)
 	}
 }

@@ -121,6 +121,16 @@ func (r *byteRelay) run(client, agent *wsSide, fromClient, fromAgent *bufio.Read
 	if r.deflate != nil {
 		r.deflate.close() // both legs are done submitting
 	}
+	up.dropMessage()
+	down.dropMessage()
+}
+
+// dropMessage gives back the buffer of a leg that has ended.
+func (l *relayLeg) dropMessage() {
+	if l.msgBuf != nil {
+		l.msgBuf.Return()
+		l.msg, l.msgBuf = nil, nil
+	}
 }
 
 // noteAbrupt records a side that went away without a close frame, as
@@ -271,7 +281,7 @@ func (l *relayLeg) begin(h wsframe.Header) {
 	default:
 		l.op, l.compressed = h.Op, h.Compressed
 		l.msg = l.msg[:0]
-		if l.msgBuf == nil || h.Len > int64(cap(l.msg)) {
+		if h.Len > int64(cap(l.msg)) || l.msgBuf == nil && l.r.deflate == nil {
 			l.growMessage(int(h.Len)) // sized once for a message in one frame
 		}
 	}
@@ -346,12 +356,17 @@ func (l *relayLeg) record() {
 		r.lender.LendFrame(r.conn, l.dir, tap.Now(), l.msg, flags, r.msgEnv, l.msgBuf)
 	default: // handed over, sparing a copy of a big one
 		r.rec.TakeFrame(r.conn, l.dir, tap.Now(), l.msg, flags, r.msgEnv)
+		l.msgBuf.giveAway()
 	}
 	l.msg, l.msgBuf = nil, nil
 }
 
 // growMessage gives the message being gathered room for n bytes.
 func (l *relayLeg) growMessage(n int) {
+	if l.r.deflate != nil { // given away to the socket's recorder, which keeps it: memory of its own size
+		l.msg = append(make([]byte, 0, n), l.msg...)
+		return
+	}
 	m := newMsgBuf(n)
 	m.b = append(m.b, l.msg...)
 	if l.msgBuf != nil {
