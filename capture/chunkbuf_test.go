@@ -7,6 +7,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/acpscope/acpscope/internal/testkit"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -147,18 +148,9 @@ func TestPooledChunksRecordExactly(t *testing.T) {
 	for _, s := range streams {
 		got := append(bytes.Join(bodies[s], []byte("\n")), '\n')
 		if !bytes.Equal(got, want[s]) {
-			t.Errorf("stream %v: recorded %d bytes, sent %d; first difference at %d", s, len(got), len(want[s]), firstDiff(got, want[s]))
+			t.Errorf("stream %v: recorded %d bytes, sent %d; first difference at %d", s, len(got), len(want[s]), testkit.FirstDiff(got, want[s]))
 		}
 	}
-}
-
-func firstDiff(a, b []byte) int {
-	for i := range min(len(a), len(b)) {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return min(len(a), len(b))
 }
 
 // TestTakeFrameKeepsTheBody: a body handed over with TakeFrame is

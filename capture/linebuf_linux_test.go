@@ -7,6 +7,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/acpscope/acpscope/internal/testkit"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -105,7 +106,7 @@ func TestHugeLinesReuseMemory(t *testing.T) {
 		for i := range lines {
 			if !bytes.Equal(got[s][i], lines[i]) {
 				t.Errorf("stream %v line %d: %d bytes recorded, want %d; first difference at %d",
-					s, i, len(got[s][i]), len(lines[i]), firstDiff(got[s][i], lines[i]))
+					s, i, len(got[s][i]), len(lines[i]), testkit.FirstDiff(got[s][i], lines[i]))
 			}
 		}
 	}
@@ -143,7 +144,7 @@ func TestHugeLinesHeldUntilCommitted(t *testing.T) {
 		body, err := r.Body(uint64(i + 1))
 		if err != nil || !bytes.Equal(body, line) {
 			t.Errorf("line %d: %d bytes recorded (%v), want %d of %q; first difference at %d",
-				i, len(body), err, len(line), line[0], firstDiff(body, line))
+				i, len(body), err, len(line), line[0], testkit.FirstDiff(body, line))
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpscope/acpscope/internal/testkit"
 	"github.com/acpscope/acpscope/wire"
 )
 
@@ -96,7 +97,7 @@ func assertRecorded(t *testing.T, r *Reader, want []longRecord) {
 		rec, body := recordAndBody(t, r, seq)
 		if s := recordStream(&rec); s != w.stream || !bytes.Equal(body, w.body) || rec.Flags&(wire.FlagPartial|wire.FlagTruncated) != w.flags {
 			t.Errorf("#%d: stream %v, %d bytes, flags %v; want stream %v, %d bytes, flags %v; first difference at %d",
-				seq, s, len(body), rec.Flags, w.stream, len(w.body), w.flags, firstDiff(body, w.body))
+				seq, s, len(body), rec.Flags, w.stream, len(w.body), w.flags, testkit.FirstDiff(body, w.body))
 		}
 	}
 }

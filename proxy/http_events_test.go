@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/acpscope/acpscope/capture"
+	"github.com/acpscope/acpscope/internal/testkit"
 	"github.com/acpscope/acpscope/internal/testkit/netkit"
 	"github.com/acpscope/acpscope/wire"
 )
@@ -108,12 +109,7 @@ func TestEventRelay(t *testing.T) {
 
 func checkEventRelay(t *testing.T, proto netkit.Proto, s eventStream) {
 	held := readChunksHeld.Load()
-	path := filepath.Join(t.TempDir(), "events.acpscope")
-	w, err := capture.Create(path, capture.WriterOptions{NoFeed: true, NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w, path := testCapture(t)
 	up := netkit.StartServer(t, proto, s)
 	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: up.URL + "/acp", Recorder: w})
 	if err != nil {
@@ -131,7 +127,7 @@ func checkEventRelay(t *testing.T, proto netkit.Proto, s eventStream) {
 	resp.Body.Close()
 	sent := bytes.Join(s.pieces, nil)
 	if !bytes.Equal(got, sent) {
-		t.Fatalf("the client got %d bytes, the upstream sent %d; first difference at %d", len(got), len(sent), firstDiff(got, sent))
+		t.Fatalf("the client got %d bytes, the upstream sent %d; first difference at %d", len(got), len(sent), testkit.FirstDiff(got, sent))
 	}
 	if s.cut != (rerr != nil) {
 		t.Fatalf("reading the stream: %v; the upstream cut it: %v", rerr, s.cut)
@@ -189,15 +185,6 @@ func checkEventRelay(t *testing.T, proto netkit.Proto, s eventStream) {
 	}
 }
 
-func firstDiff(a, b []byte) int {
-	for i := range min(len(a), len(b)) {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return min(len(a), len(b))
-}
-
 // TestEventRelayWhileBodyStreams: an upstream may answer a POST with an
 // event stream before it has read the whole body, as HTTP/2 allows; the
 // rest of the body must still reach it while the proxy relays the
@@ -239,4 +226,16 @@ func TestEventRelayWhileBodyStreams(t *testing.T) {
 	if want := `{"rest":":\"2.0\",\"method\":\"x\"}","err":"<nil>"}`; err != nil || !strings.Contains(string(rest), want) {
 		t.Fatalf("rest of the stream: %q, %v; want the upstream to have read the rest of the body: %s", rest, err, want)
 	}
+}
+
+// testCapture is a real capture writer in t's temporary directory (no
+// fsync, no live feed), closed when t ends, and its path.
+func testCapture(t *testing.T) (*capture.Writer, string) {
+	path := filepath.Join(t.TempDir(), "test.acpscope")
+	w, err := capture.Create(path, capture.WriterOptions{NoFeed: true, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w, path
 }

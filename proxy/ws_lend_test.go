@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -43,12 +42,7 @@ func TestWebSocketLentMessages(t *testing.T) {
 	for _, frame := range []int{1 << 10, 64 << 10} {
 		t.Run(fmt.Sprintf("frames of %d bytes", frame), func(t *testing.T) {
 			held := msgBufsHeld.Load()
-			path := filepath.Join(t.TempDir(), "ws.acpscope")
-			w, err := capture.Create(path, capture.WriterOptions{NoFeed: true, NoSync: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer w.Close()
+			w, path := testCapture(t)
 			up := netkit.StartServer(t, netkit.H1, wsEcho(websocket.Upgrader{WriteBufferSize: frame}))
 			p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: up.URL + "/acp", Recorder: w})
 			if err != nil {

@@ -1,6 +1,7 @@
 // Package testkit holds the small helpers several packages' tests share:
-// a buffer one goroutine writes while another reads, and golden-file
-// comparison. It is imported only by tests.
+// a buffer one goroutine writes while another reads, golden-file
+// comparison, and where two byte strings part. It is imported only by
+// tests.
 //
 // # Concurrency
 //

@@ -72,3 +72,14 @@ func head(b []byte) []byte {
 	}
 	return b
 }
+
+// FirstDiff returns the index of the first byte where a and b differ, or
+// the shorter one's length when one is the other's beginning.
+func FirstDiff(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
