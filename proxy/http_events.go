@@ -43,19 +43,18 @@ type readChunk struct {
 	refs atomic.Int32
 	// abandoned: never back to the pool (see relayEvents).
 	abandoned atomic.Bool
+	held      *atomic.Int64 // the proxy's count of chunks not let go of
 }
 
 var readChunks = sync.Pool{New: func() any { return &readChunk{buf: make([]byte, eventReadSize)} }}
 
-// readChunksHeld counts the chunks some holder has not let go of yet;
-// tests check that every one is let go of.
-var readChunksHeld atomic.Int64
-
-func newReadChunk() *readChunk {
+// newReadChunk returns a chunk held by its caller, counted in held.
+func newReadChunk(held *atomic.Int64) *readChunk {
 	c := readChunks.Get().(*readChunk)
 	c.refs.Store(1)
 	c.abandoned.Store(false)
-	readChunksHeld.Add(1)
+	c.held = held
+	held.Add(1)
 	return c
 }
 
@@ -69,7 +68,7 @@ func (c *readChunk) lend() *readChunk {
 // reusable.
 func (c *readChunk) Return() {
 	if c.refs.Add(-1) == 0 {
-		readChunksHeld.Add(-1)
+		c.held.Add(-1)
 		if !c.abandoned.Load() {
 			readChunks.Put(c)
 		}
@@ -109,7 +108,7 @@ func (ex *exchange) relayEvents(w http.ResponseWriter, limit int64) {
 		panic(http.ErrAbortHandler)
 	}
 	for {
-		c := newReadChunk()
+		c := newReadChunk(ex.held)
 		n, rerr := ex.eventBody.Read(c.buf)
 		var werr error
 		if n > 0 {

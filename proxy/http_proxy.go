@@ -108,6 +108,10 @@ type HTTPProxy struct {
 	wsConns   map[io.Closer]int      // open WebSockets' sockets, closed by Close
 	wsClosed  bool                   // Close has run: no socket is kept open
 	wsMu      sync.Mutex
+
+	// held counts the pooled buffers in use, lent to the capture or not
+	// (http_events.go, ws_msgbuf.go): tests check that all come back.
+	held struct{ readChunks, msgBufs atomic.Int64 }
 }
 
 // NewHTTPProxy checks the options and builds the proxy.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/acpscope/acpscope/internal/acphttp"
 	"github.com/acpscope/acpscope/internal/tap"
@@ -50,6 +51,7 @@ type exchange struct {
 	announced int
 	lender    tap.Borrower
 	lent      *readChunk
+	held      *atomic.Int64 // the proxy's count of read buffers held
 }
 
 type responseMode uint8
@@ -65,6 +67,7 @@ func (p *HTTPProxy) newExchange(r *http.Request) *exchange {
 	lender, _ := p.rec.(tap.Borrower)
 	return &exchange{
 		lender:    lender,
+		held:      &p.held.readChunks,
 		rec:       p.rec,
 		conn:      p.conns.ForRequest(r.Header),
 		req:       r,
@@ -323,14 +326,14 @@ func newBodyTap(ex *exchange, r *http.Request, limit int64) *bodyTap {
 func (b *bodyTap) Read(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.eof { // before ended: the transport's read that confirms the end
+		return 0, io.EOF
+	}
 	if b.ended {
 		return 0, errExchangeEnded
 	}
 	if b.tooBig {
 		return 0, acphttp.ErrTooBig
-	}
-	if b.eof {
-		return 0, io.EOF
 	}
 	n, err := b.inner.Read(p)
 	b.eof = err == io.EOF

@@ -15,7 +15,8 @@ import (
 // forwarding path.
 type msgBuf struct {
 	b     []byte
-	class int // index in msgPools; -1: memory of no class, not reused
+	class int           // index in msgPools; -1: memory of no class, not reused
+	held  *atomic.Int64 // the proxy's count of buffers out of their pools, or nil
 }
 
 // Size classes are the powers of two from 4 KiB to 16 MiB. A larger
@@ -28,13 +29,17 @@ const (
 
 var msgPools [maxMsgShift - minMsgShift + 1]sync.Pool
 
-// msgBufsHeld counts the buffers out of their pools; tests check that
-// every one comes back.
-var msgBufsHeld atomic.Int64
+// newMsgBuf returns an empty buffer with room for n bytes, counted in
+// held unless it is nil.
+func newMsgBuf(n int, held *atomic.Int64) *msgBuf {
+	m := takeMsgBuf(n)
+	if m.held = held; held != nil {
+		held.Add(1)
+	}
+	return m
+}
 
-// newMsgBuf returns an empty buffer with room for n bytes.
-func newMsgBuf(n int) *msgBuf {
-	msgBufsHeld.Add(1)
+func takeMsgBuf(n int) *msgBuf {
 	shift := minMsgShift
 	if n > 1<<minMsgShift {
 		shift = bits.Len(uint(n - 1)) // the smallest power of two ≥ n
@@ -52,7 +57,7 @@ func newMsgBuf(n int) *msgBuf {
 
 // Return puts the buffer back in its pool; nothing may use it after.
 func (m *msgBuf) Return() {
-	msgBufsHeld.Add(-1)
+	m.giveAway()
 	if m.class >= 0 {
 		msgPools[m.class].Put(m)
 	}
@@ -60,7 +65,7 @@ func (m *msgBuf) Return() {
 
 // giveAway lets the buffer go for good, to a recorder that keeps it.
 func (m *msgBuf) giveAway() {
-	if m != nil {
-		msgBufsHeld.Add(-1)
+	if m != nil && m.held != nil {
+		m.held.Add(-1)
 	}
 }

@@ -38,7 +38,8 @@ type byteRelay struct {
 	// deflate records the socket, off the forwarding path, when its ends
 	// agreed on compression (ws_relay_deflate.go); nil otherwise.
 	deflate *deflateRecorder
-	lender  tap.Borrower // rec, when it can borrow messages
+	lender  tap.Borrower  // rec, when it can borrow messages
+	held    *atomic.Int64 // the proxy's count of message buffers out of their pools
 }
 
 // recordClose records a close (or an abrupt end) in the order of the
@@ -367,7 +368,7 @@ func (l *relayLeg) growMessage(n int) {
 		l.msg = append(make([]byte, 0, n), l.msg...)
 		return
 	}
-	m := newMsgBuf(n)
+	m := newMsgBuf(n, l.r.held)
 	m.b = append(m.b, l.msg...)
 	if l.msgBuf != nil {
 		l.msgBuf.Return() // never lent: it only held the message so far

@@ -50,6 +50,7 @@ func (p *HTTPProxy) serveWebSocketBytes(w http.ResponseWriter, r *http.Request) 
 	relay := &byteRelay{rec: p.rec, conn: conn, limit: p.maxMessage, warn: p.warn, env: wsStreamEnvelope(env, connID)}
 	relay.msgEnv = relay.env()
 	relay.lender, _ = p.rec.(tap.Borrower)
+	relay.held = &p.held.msgBufs
 	if agreedDeflate(resp.Header) {
 		relay.deflate = newDeflateRecorder(relay)
 	}
