@@ -8,7 +8,9 @@ import (
 	"math/rand"
 	"net/http"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/acpscope/acpscope/capture"
@@ -108,7 +110,6 @@ func TestEventRelay(t *testing.T) {
 }
 
 func checkEventRelay(t *testing.T, proto netkit.Proto, s eventStream) {
-	held := readChunksHeld.Load()
 	w, path := testCapture(t)
 	up := netkit.StartServer(t, proto, s)
 	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: up.URL + "/acp", Recorder: w})
@@ -150,7 +151,7 @@ func checkEventRelay(t *testing.T, proto netkit.Proto, s eventStream) {
 	if st := w.Stats(); st.Loss.Messages != 0 {
 		t.Fatalf("capture lost %d messages: %+v", st.Loss.Messages, st)
 	}
-	if n := readChunksHeld.Load() - held; n != 0 {
+	if n := p.held.readChunks.Load(); n != 0 {
 		t.Fatalf("%d read buffers still held once the capture is closed", n)
 	}
 	r, err := capture.Open(path)
@@ -238,4 +239,56 @@ func testCapture(t *testing.T) (*capture.Writer, string) {
 	}
 	t.Cleanup(func() { w.Close() })
 	return w, path
+}
+
+// TestEventStreamsAbandoned: clients that open an event stream, read its
+// first event and vanish, over HTTP/1.1 and h2c, with a real capture,
+// leave nothing behind: no request in flight, no read buffer held, no
+// upstream stream open, no goroutine.
+func TestEventStreamsAbandoned(t *testing.T) {
+	var open atomic.Int64 // upstream streams not yet ended
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		open.Add(1)
+		defer open.Add(-1)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write(wire.AppendSSEEvent(nil, "1", []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"pad":"`+strings.Repeat("x", 9<<10)+`"}}`)))
+		http.NewResponseController(w).Flush()
+		<-r.Context().Done() // held open until the proxy lets go
+	})
+	for _, proto := range []netkit.Proto{netkit.H1, netkit.H2C} {
+		t.Run(string(proto), func(t *testing.T) {
+			goroutines := runtime.NumGoroutine()
+			w, _ := testCapture(t)
+			upSrv := netkit.StartServer(t, proto, up)
+			p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upSrv.URL + "/acp", Recorder: w})
+			if err != nil {
+				t.Fatal(err)
+			}
+			front := netkit.StartServer(t, proto, p)
+			for range 50 {
+				c := netkit.ClientFor(t, proto, front) // a connection of its own, dropped with the client
+				req, _ := http.NewRequest(http.MethodGet, front.URL+"/acp", nil)
+				req.Header.Set("Accept", "text/event-stream")
+				resp, err := c.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if line, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil || !strings.HasPrefix(line, "id: 1") {
+					t.Fatalf("first line of the stream: %q, %v", line, err)
+				}
+				resp.Body.Close() // gone mid-stream
+				c.CloseIdleConnections()
+			}
+			netkit.WaitLong(t, "every stream's handler gone", func() bool { return p.InFlight() == 0 })
+			netkit.WaitLong(t, "every upstream stream ended", func() bool { return open.Load() == 0 })
+			netkit.WaitLong(t, "every read buffer given back", func() bool { return p.held.readChunks.Load() == 0 })
+			p.Close()
+			front.Close()
+			upSrv.Close()
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			netkit.WaitLong(t, "every goroutine gone", func() bool { return runtime.NumGoroutine() <= goroutines })
+		})
+	}
 }

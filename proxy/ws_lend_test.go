@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/internal/testkit/netkit"
@@ -41,7 +40,6 @@ func TestWebSocketLentMessages(t *testing.T) {
 	add(100)                // copied: each leg ends holding its buffer
 	for _, frame := range []int{1 << 10, 64 << 10} {
 		t.Run(fmt.Sprintf("frames of %d bytes", frame), func(t *testing.T) {
-			held := msgBufsHeld.Load()
 			w, path := testCapture(t)
 			up := netkit.StartServer(t, netkit.H1, wsEcho(websocket.Upgrader{WriteBufferSize: frame}))
 			p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: up.URL + "/acp", Recorder: w})
@@ -73,11 +71,7 @@ func TestWebSocketLentMessages(t *testing.T) {
 				t.Fatalf("capture lost %d messages: %+v", st.Loss.Messages, st)
 			}
 			// The relays end once Close has closed their sockets.
-			for deadline := time.Now().Add(time.Minute); msgBufsHeld.Load() != held; time.Sleep(10 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatalf("%d message buffers never came back to their pools", msgBufsHeld.Load()-held)
-				}
-			}
+			netkit.WaitLong(t, "every message buffer back in its pool", func() bool { return p.held.msgBufs.Load() == 0 })
 			r, err := capture.Open(path)
 			if err != nil {
 				t.Fatal(err)

@@ -232,7 +232,7 @@ func fromAgentSplit(msg string) [2][]byte {
 // permessage-deflate agree on it through the proxy, and the capture
 // holds each message decoded.
 func TestWebSocketCompressedPeers(t *testing.T) {
-	_, rec, url := startLimitProxy(t, wsEcho(websocket.Upgrader{EnableCompression: true}), HTTPProxyOptions{})
+	p, rec, url := startLimitProxy(t, wsEcho(websocket.Upgrader{EnableCompression: true}), HTTPProxyOptions{})
 	d := websocket.Dialer{EnableCompression: true}
 	c, resp, err := d.Dial("ws"+strings.TrimPrefix(url, "http"), nil)
 	if err != nil {
@@ -258,6 +258,9 @@ func TestWebSocketCompressedPeers(t *testing.T) {
 		}
 		return n == 6
 	})
+	if n := p.held.msgBufs.Load(); n != 0 {
+		t.Errorf("%d pooled message buffers held: a compressed socket's messages go to its recorder for good, in memory of their own", n)
+	}
 }
 
 // TestWebSocketBytesRefused: a message that crosses the limit in its
