@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command rssspawn runs the command its arguments name, with its own
 // standard streams, and writes to file descriptor 3 the command's peak
 // RSS (KiB), CPU time and wall time (ns), then exits with its status.
@@ -9,7 +11,7 @@
 // count the test binary's pages; started from a race-instrumented one,
 // about 45 MiB before the command touches a byte. rssspawn is small and
 // never built with the race detector, so what it reports is the
-// command's.
+// command's. It is built where the kernel keeps ru_maxrss: Unix.
 package main
 
 import (
