@@ -13,11 +13,12 @@ import (
 // An event stream's body is relayed by the proxy itself rather than by
 // ReverseProxy, which reads into one buffer it reuses and so makes the
 // capture copy every event before the client may see it. Here each read
-// gets a buffer of its own, and the events whole in it are lent to the
-// capture (tap.Borrower) rather than copied; the buffer is reused once
-// the client has it and the capture has given back every event. With
-// 16 KiB events the copy was most of what capture cost the forwarding
-// goroutine (BenchmarkHTTPAgainstMinimal/sse, CPU profile).
+// gets a buffer of its own, and the events whole in it, from
+// minLentEvent up, are lent to the capture (tap.Borrower) rather than
+// copied; the buffer is reused once the client has it and the capture
+// has given back every event. With 16 KiB events the copy was most of
+// what capture cost the forwarding goroutine
+// (BenchmarkHTTPAgainstMinimal/sse, CPU profile).
 
 // exchangeKey is the request context key under which serveRecorded puts
 // the exchange, for takeEvents to find.
