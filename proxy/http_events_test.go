@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -110,13 +111,7 @@ func TestEventRelay(t *testing.T) {
 }
 
 func checkEventRelay(t *testing.T, proto netkit.Proto, s eventStream) {
-	w, path := testCapture(t)
-	up := netkit.StartServer(t, proto, s)
-	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: up.URL + "/acp", Recorder: w})
-	if err != nil {
-		t.Fatal(err)
-	}
-	front := netkit.StartServer(t, proto, p)
+	p, w, path, front := capturingProxy(t, proto, s)
 	c := netkit.ClientFor(t, proto, front)
 	req, _ := http.NewRequest(http.MethodGet, front.URL+"/acp", nil)
 	req.Header.Set("Accept", "text/event-stream")
@@ -229,16 +224,23 @@ func TestEventRelayWhileBodyStreams(t *testing.T) {
 	}
 }
 
-// testCapture is a real capture writer in t's temporary directory (no
-// fsync, no live feed), closed when t ends, and its path.
-func testCapture(t *testing.T) (*capture.Writer, string) {
+// capturingProxy starts up, and acpscope's proxy in front of it
+// recording into a real capture in t's temporary directory (no fsync, no
+// live feed), both over proto. It returns the proxy, the capture's
+// writer (closed when t ends) and path, and the proxy's server.
+func capturingProxy(t *testing.T, proto netkit.Proto, up http.Handler) (*HTTPProxy, *capture.Writer, string, *httptest.Server) {
 	path := filepath.Join(t.TempDir(), "test.acpscope")
 	w, err := capture.Create(path, capture.WriterOptions{NoFeed: true, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Close() })
-	return w, path
+	upSrv := netkit.StartServer(t, proto, up)
+	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upSrv.URL + "/acp", Recorder: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, w, path, netkit.StartServer(t, proto, p)
 }
 
 // TestEventStreamsAbandoned: clients that open an event stream, read its
@@ -258,8 +260,11 @@ func TestEventStreamsAbandoned(t *testing.T) {
 	for _, proto := range []netkit.Proto{netkit.H1, netkit.H2C} {
 		t.Run(string(proto), func(t *testing.T) {
 			goroutines := runtime.NumGoroutine()
-			w, _ := testCapture(t)
 			upSrv := netkit.StartServer(t, proto, up)
+			w, err := capture.Create(filepath.Join(t.TempDir(), "abandoned.acpscope"), capture.WriterOptions{NoFeed: true, NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
 			p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upSrv.URL + "/acp", Recorder: w})
 			if err != nil {
 				t.Fatal(err)

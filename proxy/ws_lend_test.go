@@ -40,13 +40,7 @@ func TestWebSocketLentMessages(t *testing.T) {
 	add(100)                // copied: each leg ends holding its buffer
 	for _, frame := range []int{1 << 10, 64 << 10} {
 		t.Run(fmt.Sprintf("frames of %d bytes", frame), func(t *testing.T) {
-			w, path := testCapture(t)
-			up := netkit.StartServer(t, netkit.H1, wsEcho(websocket.Upgrader{WriteBufferSize: frame}))
-			p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: up.URL + "/acp", Recorder: w})
-			if err != nil {
-				t.Fatal(err)
-			}
-			front := netkit.StartServer(t, netkit.H1, p)
+			p, w, path, front := capturingProxy(t, netkit.H1, wsEcho(websocket.Upgrader{WriteBufferSize: frame}))
 			d := websocket.Dialer{WriteBufferSize: frame}
 			c, _, err := d.Dial("ws"+strings.TrimPrefix(front.URL, "http")+"/acp", nil)
 			if err != nil {
