@@ -63,8 +63,9 @@ type Recorder interface {
 
 // Borrower is a Recorder that can borrow a message's memory rather than
 // copy it. A transport that reads into buffers of its own (the HTTP
-// proxy's event streams) lends each whole message in them, so that
-// forwarding pays for no copy; it must not change b until loan.Return.
+// proxy's event streams and big WebSocket messages) lends each whole
+// message in them, so that forwarding pays for no copy; it must not
+// change b until loan.Return.
 // *capture.Writer is one; a Recorder that is not gets Frame instead.
 type Borrower interface {
 	LendFrame(conn uint32, dir wire.Dir, t int64, b []byte, flags wire.Flags, env *wire.Envelope, loan capture.Loan)
