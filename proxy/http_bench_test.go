@@ -193,69 +193,132 @@ func captureRecorder(b *testing.B) *capture.Writer {
 // capture could not keep (a ratio bought by shedding them would flatter).
 func recordingProxy(b *testing.B, upstream string) string {
 	w := captureRecorder(b)
-	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upstream + "/acp", Recorder: w})
-	if err != nil {
-		b.Fatal(err)
-	}
 	b.Cleanup(func() {
-		p.Close()
-		w.Close()
 		st := w.Stats()
 		b.ReportMetric(100*float64(st.Loss.Messages)/float64(max(1, st.Loss.Messages+int64(st.Committed))), "%lost")
 	})
+	return proxyRecordingInto(b, upstream, w)
+}
+
+// floorProxy is acpscope's proxy recording into a floorRecorder: the
+// cost of the hop and of writing the traffic down, and no more. It
+// reports the share of messages the floor could not keep, as
+// recordingProxy does for capture.
+func floorProxy(b *testing.B, upstream string) string {
+	r := newFloorRecorder(b)
+	b.Cleanup(func() {
+		b.ReportMetric(100*float64(r.dropped.Load())/float64(max(1, r.dropped.Load()+r.kept.Load())), "%lost")
+	})
+	return proxyRecordingInto(b, upstream, r)
+}
+
+// hopProxy is acpscope's proxy recording nothing: the hop alone.
+func hopProxy(b *testing.B, upstream string) string { return proxyRecordingInto(b, upstream, nil) }
+
+// proxyRecordingInto starts acpscope's proxy to upstream with rec.
+func proxyRecordingInto(b *testing.B, upstream string, rec tap.Recorder) string {
+	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upstream + "/acp", Recorder: rec})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { p.Close() })
 	return netkit.StartServer(b, netkit.H1, p).URL
 }
 
-// timeTurns runs one turn of f against each base URL per iteration, in
-// turn, and reports acpscope's time over the minimal proxy's and over
-// the direct connection's.
-func timeTurns(b *testing.B, direct, minimal, ours string, f func(base string)) {
-	var d [3]time.Duration
+// setup is one of the proxies a benchmark turn runs through, started in
+// front of an upstream; its name is how its ratios are reported.
+type setup struct {
+	name  string
+	start func(b *testing.B, upstream string) string
+}
+
+// startSetups starts each of the setups after the direct connection and
+// the minimal proxy, and returns the base URLs of all of them in turn
+// order.
+func startSetups(b *testing.B, upstream string, setups []setup) []string {
+	bases := []string{upstream, minimalProxy(b, upstream)}
+	for _, s := range setups {
+		bases = append(bases, s.start(b, upstream))
+	}
+	return bases
+}
+
+// timeTurns runs one turn of f against each of bases (from startSetups)
+// per iteration, in turn, and reports each setup's time over the minimal
+// proxy's, and the last setup's and the minimal proxy's over the direct
+// connection's. A setup that records keeps writing after its turn; the
+// direct connection, whose turn comes next, pays for what is left,
+// which no ratio over the minimal proxy counts.
+func timeTurns(b *testing.B, bases []string, setups []setup, f func(base string)) {
+	d := make([]time.Duration, len(bases))
 	b.ResetTimer()
 	for range b.N {
-		for i, base := range []string{direct, minimal, ours} {
+		for i, base := range bases {
 			t0 := time.Now()
 			f(base)
 			d[i] += time.Since(t0)
 		}
 	}
-	b.ReportMetric(float64(d[2])/float64(d[1]), "ours/minimal")
-	b.ReportMetric(float64(d[2])/float64(d[0]), "ours/direct")
-	b.ReportMetric(float64(d[1])/float64(d[0]), "minimal/direct")
+	direct, minimal := d[0], d[1]
+	for i, s := range setups {
+		b.ReportMetric(float64(d[i+2])/float64(minimal), s.name+"/minimal")
+	}
+	last := setups[len(setups)-1].name
+	b.ReportMetric(float64(d[len(d)-1])/float64(direct), last+"/direct")
+	b.ReportMetric(float64(minimal)/float64(direct), "minimal/direct")
 }
 
 // BenchmarkHTTPAgainstMinimal times acpscope's proxy with a real capture
-// against a minimal reverse proxy and a direct connection, turn by turn
-// in the same run: a GET stream of 500 SSE events of 200 B and of 16 KiB,
-// a POST answered with JSON, and WebSocket round trips of 200 B, 16 KiB
-// and 1 MiB.
+// ("ours") against a minimal reverse proxy and a direct connection, turn
+// by turn in the same run: a GET stream of 500 SSE events of 200 B and
+// of 16 KiB, a POST answered with JSON, and WebSocket round trips of
+// 200 B, 16 KiB and 1 MiB. "hop" is acpscope's proxy recording nothing,
+// to tell the hop's cost from capture's.
 //
 //	go test -run '^$' -bench HTTPAgainstMinimal -count 5 ./proxy
 func BenchmarkHTTPAgainstMinimal(b *testing.B) {
+	httpCases(b, []setup{{"hop", hopProxy}, {"ours", recordingProxy}})
+}
+
+// BenchmarkHTTPFloor times, in the cases of BenchmarkHTTPAgainstMinimal,
+// acpscope's proxy writing the bytes of every message to a plain file
+// and syncing it at capture's commit bounds (floorRecorder): the least
+// any recording does, and so how near the minimal proxy a capture could
+// come on this machine. It runs apart from "ours" so that neither's
+// writing, which goes on after its turn, lands in the other's.
+//
+//	go test -run '^$' -bench 'HTTPAgainstMinimal|HTTPFloor' -count 5 ./proxy
+func BenchmarkHTTPFloor(b *testing.B) {
+	httpCases(b, []setup{{"floor", floorProxy}})
+}
+
+// httpCases runs the HTTP benchmarks' cases through the minimal proxy
+// and setups.
+func httpCases(b *testing.B, setups []setup) {
 	c := &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 4}}
 	for _, size := range []int{200, 16 << 10} {
 		b.Run(fmt.Sprintf("sse=%dB", size), func(b *testing.B) {
 			up := netkit.StartServer(b, netkit.H1, sseBurst(500, size)).URL
-			timeTurns(b, up, minimalProxy(b, up), recordingProxy(b, up), func(base string) { getStream(b, c, base+"/acp") })
+			timeTurns(b, startSetups(b, up, setups), setups, func(base string) { getStream(b, c, base+"/acp") })
 		})
 	}
 	b.Run("post", func(b *testing.B) {
 		up := netkit.StartServer(b, netkit.H1, jsonReply()).URL
 		body := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"pad":"` + strings.Repeat("x", 120) + `"}}`)
-		timeTurns(b, up, minimalProxy(b, up), recordingProxy(b, up), func(base string) { post(b, c, base+"/acp", body) })
+		timeTurns(b, startSetups(b, up, setups), setups, func(base string) { post(b, c, base+"/acp", body) })
 	})
 	for _, size := range []int{200, 16 << 10, 1 << 20} {
-		b.Run(fmt.Sprintf("ws=%dB", size), func(b *testing.B) { wsTurns(b, size) })
+		b.Run(fmt.Sprintf("ws=%dB", size), func(b *testing.B) { wsTurns(b, size, setups) })
 	}
 }
 
 // wsTurns times a WebSocket round trip of a message of size bytes of
 // padding, turn by turn, as BenchmarkHTTPAgainstMinimal does.
-func wsTurns(b *testing.B, size int) {
+func wsTurns(b *testing.B, size int, setups []setup) {
 	up := netkit.StartServer(b, netkit.H1, wsEcho(websocket.Upgrader{})).URL
 	conns := map[string]*websocket.Conn{}
 	msg := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"pad":"` + strings.Repeat("x", size) + `"}}`)
-	bases := []string{up, minimalProxy(b, up), recordingProxy(b, up)}
+	bases := startSetups(b, up, setups)
 	for _, base := range bases {
 		conn, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+"/acp", nil)
 		if err != nil {
@@ -264,7 +327,7 @@ func wsTurns(b *testing.B, size int) {
 		defer conn.Close()
 		conns[base] = conn
 	}
-	timeTurns(b, bases[0], bases[1], bases[2], func(base string) {
+	timeTurns(b, bases, setups, func(base string) {
 		conn := conns[base]
 		if err := conn.WriteMessage(websocket.TextMessage, msg); err != nil {
 			b.Fatal(err)
