@@ -69,8 +69,9 @@ type Config struct {
 	// alternating; the median counts (default 3).
 	Reps int
 	// Setups restricts the run to these setup keys: "a", "b", "c", "d",
-	// and "e" (acpscope with capture off, which shows what capture costs;
-	// it runs only when asked for).
+	// "e" (acpscope with capture off, which shows what capture costs) and
+	// "f" (the minimal forwarder writing a synced file: the floor under
+	// any capture). "e" and "f" run only when asked for.
 	Setups []string
 	// Progress receives one line per step; nil is quiet.
 	Progress io.Writer
@@ -198,14 +199,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 // Setups are the setup keys Run knows, in table order.
 // Other proxies (Config.Peers) are p1, p2, … in the order given.
-var Setups = []string{"a", "b", "c", "d", "e"}
+var Setups = []string{"a", "b", "c", "d", "e", "f"}
 
 // CheckSetups reports, naming the valid keys, a key Run does not
 // know: an unknown setup would otherwise be skipped without a word.
 func CheckSetups(keys []string) error {
 	for _, k := range keys {
 		if !slices.Contains(Setups, k) {
-			return fmt.Errorf("unknown setup %q; the setups are a (direct pipe), b (minimal forwarder), c (tee pipeline), d (acpscope with capture) and e (acpscope --no-capture)", k)
+			return fmt.Errorf("unknown setup %q; the setups are a (direct pipe), b (minimal forwarder), c (tee pipeline), d (acpscope with capture), e (acpscope --no-capture) and f (minimal forwarder writing a synced file)", k)
 		}
 	}
 	return nil
@@ -213,7 +214,7 @@ func CheckSetups(keys []string) error {
 
 func wanted(cfg Config, key string) bool {
 	if len(cfg.Setups) == 0 {
-		return key != "e"
+		return key != "e" && key != "f"
 	}
 	for _, k := range cfg.Setups {
 		if k == key {

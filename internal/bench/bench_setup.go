@@ -62,6 +62,7 @@ type benchSetup struct {
 	key, name string
 	middle    bool // there is a middle process whose RSS is measured
 	capture   bool // it records: run it at the paced rates too
+	floor     bool // it is setup (f): what it writes is floorSource's
 	// command returns the command to run around agent, and the capture
 	// file it writes ("" when none).
 	command func(tag string, agent []string) (*exec.Cmd, string)
@@ -75,7 +76,7 @@ func benchSetups(ctx context.Context, cfg Config) ([]*benchSetup, error) {
 		}})
 	}
 	if wanted(cfg, "b") {
-		fwd, err := buildForwarder(ctx, cfg.Dir)
+		fwd, err := buildProgram(ctx, cfg.Dir, "forwarder", forwarderSource)
 		if err != nil {
 			return nil, err
 		}
@@ -109,6 +110,19 @@ func benchSetups(ctx context.Context, cfg Config) ([]*benchSetup, error) {
 			return cfg.Proxy("", agent), ""
 		}})
 	}
+	if wanted(cfg, "f") {
+		floor, err := buildProgram(ctx, cfg.Dir, "floor", floorSource)
+		if err != nil {
+			return nil, err
+		}
+		var n atomic.Int64
+		all = append(all, &benchSetup{key: "f", name: "(f) forwarder + synced file", middle: true, capture: true, floor: true, command: func(tag string, agent []string) (*exec.Cmd, string) {
+			path := benchFile(cfg, fmt.Sprintf("floor-%s-%d", tag, n.Add(1)))
+			cmd := exec.Command(floor, agent...)
+			cmd.Env = append(os.Environ(), "ACPSCOPE_BENCH_FLOOR="+path)
+			return cmd, path
+		}})
+	}
 	for i, peer := range cfg.Peers {
 		key := fmt.Sprintf("p%d", i+1)
 		all = append(all, &benchSetup{key: key, name: fmt.Sprintf("(%s) %s", key, peer), middle: true, command: func(_ string, agent []string) (*exec.Cmd, string) {
@@ -132,28 +146,29 @@ func peerCommand(cmdline string, agent []string) *exec.Cmd {
 	return exec.Command("sh", append([]string{"-c", "exec " + cmdline + ` "$@"`, "sh"}, agent...)...)
 }
 
-// buildForwarder writes forwarderSource into its own module and builds it.
-func buildForwarder(ctx context.Context, dir string) (string, error) {
-	src := benchFile(Config{Dir: dir}, "forwarder-src")
+// buildProgram writes source into a module of its own, named name, and
+// builds it.
+func buildProgram(ctx context.Context, dir, name, source string) (string, error) {
+	src := benchFile(Config{Dir: dir}, name+"-src")
 	if err := os.MkdirAll(src, 0o700); err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(src+"/main.go", []byte(forwarderSource), 0o600); err != nil {
+	if err := os.WriteFile(src+"/main.go", []byte(source), 0o600); err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(src+"/go.mod", []byte("module forwarder\n\ngo 1.21\n"), 0o600); err != nil {
+	if err := os.WriteFile(src+"/go.mod", []byte("module "+name+"\n\ngo 1.21\n"), 0o600); err != nil {
 		return "", err
 	}
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		return "", ErrNoGo
 	}
-	bin := benchFile(Config{Dir: dir}, "forwarder")
+	bin := benchFile(Config{Dir: dir}, name)
 	build := exec.CommandContext(ctx, goCmd, "build", "-o", bin, ".")
 	build.Dir = src
 	build.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
 	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the minimal forwarder: %w\n%s", err, out)
+		return "", fmt.Errorf("building the bench's %s: %w\n%s", name, err, out)
 	}
 	return bin, nil
 }
@@ -164,7 +179,8 @@ type benchRun struct {
 	stdin   io.WriteCloser
 	stdout  io.ReadCloser
 	stderr  bytes.Buffer
-	capture string
+	capture string // the capture file, or with floor, what (f) writes
+	floor   bool
 
 	rssStop chan struct{}
 	rssDone chan struct{}
@@ -187,7 +203,7 @@ type benchRun struct {
 // run starts the setup with the agent in mode.
 func (s *benchSetup) run(ctx context.Context, tag string, mode ...string) (*benchRun, error) {
 	cmd, capturePath := s.command(s.key+"-"+tag, mode)
-	m := &benchRun{cmd: cmd, capture: capturePath, captureLoss: -1, rssStop: make(chan struct{}), rssDone: make(chan struct{})}
+	m := &benchRun{cmd: cmd, capture: capturePath, floor: s.floor, captureLoss: -1, rssStop: make(chan struct{}), rssDone: make(chan struct{})}
 	cmd.Stderr = &m.stderr
 	var err error
 	if m.stdin, err = cmd.StdinPipe(); err != nil {
@@ -231,6 +247,10 @@ func (m *benchRun) finish(err error) error {
 	}
 	if err != nil && m.stderr.Len() > 0 {
 		err = fmt.Errorf("%w; stderr: %s", err, strings.TrimSpace(m.stderr.String()))
+	}
+	if m.floor {
+		m.captureLoss, m.lostBytes, m.captureNote = readFloorLoss(m.capture)
+		return err
 	}
 	if m.capture != "" {
 		if err == nil && strings.Contains(m.stderr.String(), "NOT RECORDING") {

@@ -67,7 +67,7 @@ func (r *Report) Print(w io.Writer) {
 			if p.Busy >= 0 {
 				fmt.Fprintf(w, ", all CPUs %.0f%% busy", 100*p.Busy)
 			}
-			if row.Key == "d" {
+			if row.Key == "d" || row.Key == "f" {
 				fmt.Fprintf(w, ", capture loss %s%s", lossString(p.CaptureLoss), backlogString(p))
 			}
 			fmt.Fprintln(w)

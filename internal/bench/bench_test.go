@@ -132,7 +132,7 @@ func BenchmarkStdioTable(b *testing.B) {
 // tested: every row measured, nothing lost, the table printed.
 func TestBenchSmoke(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs five process pipelines")
+		t.Skip("runs seven process pipelines")
 	}
 	cfg := benchConfig(t)
 	cfg.RTTCount, cfg.RTTRuns, cfg.MsgCount, cfg.BigCount, cfg.BigSize, cfg.RSSSize = 50, 2, 2000, 2, 1<<20, 4<<20
@@ -141,7 +141,7 @@ func TestBenchSmoke(t *testing.T) {
 	if raceEnabled { // the proxy process is this race-instrumented binary
 		cfg.BigSize, cfg.RSSSize, cfg.EchoSizes = 64<<10, 256<<10, []int{512 << 10}
 	}
-	cfg.Setups = []string{"a", "b", "c", "d", "e"}
+	cfg.Setups = []string{"a", "b", "c", "d", "e", "f"}
 	cfg.Peers = []string{"env ACPSCOPE_BENCH_PEER=1"} // "another proxy" that is no proxy at all
 	rep, err := Run(t.Context(), cfg)
 	if err != nil {
@@ -152,16 +152,16 @@ func TestBenchSmoke(t *testing.T) {
 			row.CPUPerM <= 0 || len(row.Echo) != 1 || row.Echo[0] <= 0 {
 			t.Errorf("%s: %+v", row.Name, row)
 		}
-		if row.Key == "d" && row.CaptureLoss != 0 && !strings.Contains(row.CaptureNote, "unimplemented") {
+		if (row.Key == "d" || row.Key == "f") && row.CaptureLoss != 0 {
 			t.Errorf("%s: capture loss %d (%s)", row.Name, row.CaptureLoss, row.CaptureNote)
 		}
-		if (row.Key == "b" || row.Key == "d") && len(row.Paced) != 2 {
+		if (row.Key == "b" || row.Key == "d" || row.Key == "f") && len(row.Paced) != 2 {
 			t.Errorf("%s: %d paced runs, want 2", row.Name, len(row.Paced))
 		}
 	}
 	var sb strings.Builder
 	rep.Print(&sb)
-	if len(rep.Rows) != 6 || rep.Rows[5].Name != "(p1) env ACPSCOPE_BENCH_PEER=1" {
+	if len(rep.Rows) != 7 || rep.Rows[6].Name != "(p1) env ACPSCOPE_BENCH_PEER=1" {
 		t.Errorf("the peer setup is missing: %d rows", len(rep.Rows))
 	}
 	if rep.DiskMBPerS <= 0 || rep.DiskErr != nil {
@@ -173,7 +173,7 @@ func TestBenchSmoke(t *testing.T) {
 	if runtime.GOOS == "linux" && !strings.Contains(sb.String(), "% busy") {
 		t.Errorf("paced runs lack how busy the CPUs were:\n%s", sb.String())
 	}
-	for _, want := range []string{"(a) direct pipe", "(b) minimal forwarder", "(d) acpscope, capture on", "targets", "paced at 20k msgs/s",
+	for _, want := range []string{"(a) direct pipe", "(b) minimal forwarder", "(d) acpscope, capture on", "(f) forwarder + synced file", "targets", "paced at 20k msgs/s",
 		"where capture keeps up: ", "at 20k msgs/s of", "at 20 MB/s of", "flat out, 2000 × 200 B lines", "RTT p50 ≤ 1.1× in ", "of 2 runs",
 		"line echoed", "CPU s/M msgs", "synced write rate", "µs to fault in each 4 KiB page", "CPU ", "(p1) env ACPSCOPE_BENCH_PEER=1",
 		"round trips over 1ms: (a) direct pipe ", " of 100; (b) minimal forwarder "} {

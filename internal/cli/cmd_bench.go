@@ -23,6 +23,7 @@ func benchHelp() help {
 		example: `  acpscope bench
   acpscope bench --msgs 200000 --big-count 3 --setups b,d
   acpscope bench --setups a,b,c,d,e     # e: the proxy with --no-capture, to see what capture costs
+  acpscope bench --setups b,d,f         # f: the forwarder writing a synced file, the least any capture costs
   acpscope bench --setups b,d --peer 'npx @example/acp-proxy --'   # another proxy beside ours
   acpscope bench --setups b,d --commit-every 200ms   # round-trip tails with a wider commit window`,
 		setup: benchFlags,
@@ -55,10 +56,10 @@ func benchFlags(fs *flag.FlagSet) {
 	fs.Int("sync-probe", 256<<20, "bytes written and fsynced to measure the capture directory's synced write rate (0: skip)")
 	fs.StringArray("peer", nil, "another proxy to measure beside ours: one shell command line to which the agent's command line is appended (repeatable)")
 	fs.Int("reps", 3, "repeat each throughput run this many times, setups alternating; the median counts")
-	fs.Int("paced-msgs", 1_000_000, "also run (b) and (d) with the agent paced to this many lines/s, to check capture loses nothing and forwarding keeps the pace (negative: skip)")
-	fs.Int("paced-mb", 0, "also run (b) and (d) with big lines paced to this many MB/s (0: 0.8 × the synced write rate measured; negative: skip)")
+	fs.Int("paced-msgs", 1_000_000, "also run (b), (d) and (f) with the agent paced to this many lines/s, to check capture loses nothing and forwarding keeps the pace (negative: skip)")
+	fs.Int("paced-mb", 0, "also run (b), (d) and (f) with big lines paced to this many MB/s (0: 0.8 × the synced write rate measured; negative: skip)")
 	fs.Int("paced-big-count", 50, "lines for the paced MB/s run: more than the capture queue can hide")
-	fs.String("setups", "a,b,c,d", "setups to run: a direct, b minimal forwarder, c tee pipeline, d acpscope with capture, e acpscope --no-capture")
+	fs.String("setups", "a,b,c,d", "setups to run: a direct, b minimal forwarder, c tee pipeline, d acpscope with capture, e acpscope --no-capture, f minimal forwarder writing a synced file")
 	fs.String("keep", "", "keep the forwarder, logs and captures in this directory")
 	rangedDurationFlag(fs, "commit-every", capture.DefaultCommitEvery, capture.MinCommitEvery, capture.MaxCommitEvery,
 		"run (d) with this --commit-every, to weigh the capture's durability window against round-trip tails")
