@@ -73,15 +73,6 @@ type Writer struct {
 	closeErr  error
 }
 
-// defaultCommitBytes bounds a group commit's bodies. A group's bodies sit
-// in the builder's arenas (8 MiB of them are kept for reuse), and bbolt
-// copies them once more into page buffers it allocates per commit: both
-// are memory the kernel faults in afresh when groups are large. With
-// 16 MiB groups, 20,000 messages of 16 KiB cost the writer 75-79k page
-// faults; with 4 MiB, 43-44k and 14-22% less CPU
-// (BenchmarkWriterFrame16KiB). 2 MiB gained nothing more, and 200 B lines
-// fill a group by count first.
-const defaultCommitBytes = 4 << 20
 
 // defaults fills in zero options.
 func (o *WriterOptions) defaults() {
@@ -98,7 +89,7 @@ func (o *WriterOptions) defaults() {
 		o.CommitRecords = 10000
 	}
 	if o.CommitBytes <= 0 {
-		o.CommitBytes = defaultCommitBytes
+		o.CommitBytes = DefaultCommitBytes
 	}
 	if o.SpoolBytes == 0 {
 		o.SpoolBytes = DefaultSpoolBytes

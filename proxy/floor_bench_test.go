@@ -14,19 +14,26 @@ import (
 )
 
 // floorRecorder is the cheapest durable recording the HTTP benchmarks
-// set beside capture: each message's bytes copied once into a batch, off
-// the forwarding goroutine, and the batches written to a plain file and
-// synced at capture's own commit bounds (CommitBytes or CommitEvery),
-// with no validation, metadata, index or database. A proxy recording
-// into it shows what writing the traffic down costs on this machine, and
-// so how close to the minimal proxy any capture could come.
+// set beside capture, as setup (f) is for acpscope bench (see
+// internal/bench/floor): each message's bytes copied once into a batch
+// off the forwarding goroutine, at capture's low priority, the batches
+// written to a plain file grown ahead of them and synced with fdatasync,
+// as bbolt syncs, at capture's default commit bounds. There is no
+// validation, metadata, index or database, so how near the minimal proxy
+// a proxy recording into it comes is as near as any capture could come
+// on this machine.
 type floorRecorder struct {
 	tap.Discard
-	items   chan floorItem
+	items chan floorItem
+	// mu orders offers against stop: once stopped is set no item enters
+	// the queue, so the writer, told to stop, empties it whole.
+	mu      sync.RWMutex
+	stopped bool
+	stopCh  chan struct{}
 	done    chan struct{}
 	copies  sync.Pool    // of *[]byte, for the messages Frame copies
 	dropped atomic.Int64 // messages that found no room in the queue
-	kept    atomic.Int64 // messages taken into a batch
+	written atomic.Int64 // messages written to the file
 }
 
 // floorItem is one message on its way to the file: lent (loan), copied
@@ -37,38 +44,60 @@ type floorItem struct {
 	copied *[]byte
 }
 
-// floorCommitBytes is capture's default group-commit size (4 MiB).
-const floorCommitBytes = 4 << 20
-
-// floorGrowBytes is how far ahead of its writes the floor's file grows.
+// floorGrowBytes is how far ahead of its writes the floor's file grows,
+// so a sync seldom has a new size to record.
 const floorGrowBytes = 64 << 20
 
-// newFloorRecorder writes into a file in b's temporary directory until b
-// ends. Like capture, it drops what its queue (a few thousand messages)
-// has no room for rather than hold up forwarding, and counts it.
+// While messages come, the floor polls its queue every floorPoll rather
+// than park on it, and parks after floorPollIdle empty polls, as
+// capture's builder does: a send to a parked receiver would make each
+// forwarding goroutine wake the floor's thread, a syscall per message.
+const (
+	floorPoll     = 2 * time.Millisecond
+	floorPollIdle = 50
+)
+
+// newFloorRecorder writes into a file in b's temporary directory until
+// stop. Like capture, it drops what its queue has no room for rather
+// than hold up forwarding, and counts it.
 func newFloorRecorder(b *testing.B) *floorRecorder {
 	f, err := os.OpenFile(filepath.Join(b.TempDir(), "floor.bin"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		b.Fatal(err)
 	}
-	r := &floorRecorder{items: make(chan floorItem, 4096), done: make(chan struct{})}
+	r := &floorRecorder{items: make(chan floorItem, 65536), stopCh: make(chan struct{}), done: make(chan struct{})}
 	go r.write(b, f)
-	b.Cleanup(func() {
-		close(r.items)
-		<-r.done
-		f.Close()
-	})
 	return r
 }
 
-// write copies items into a batch, and writes and syncs the batch at the
-// commit bounds. The file grows ahead of the writes, as bbolt's does, so
-// a sync seldom has a new size to record.
+// stop lets no more messages in and waits for the writer to write and
+// sync those queued. It may be called again.
+func (r *floorRecorder) stop() {
+	r.mu.Lock()
+	already := r.stopped
+	r.stopped = true
+	r.mu.Unlock()
+	if !already {
+		close(r.stopCh)
+	}
+	<-r.done
+}
+
+// write copies items into a batch, and writes and syncs the batch once
+// it holds capture's DefaultCommitBytes or its first item has waited
+// DefaultCommitEvery, until stopped with the queue empty.
 func (r *floorRecorder) write(b *testing.B, f *os.File) {
 	defer close(r.done)
-	batch := make([]byte, 0, floorCommitBytes+64<<10)
-	var off, size int64
+	defer f.Close()
+	floorInBackground()
+	batch := make([]byte, 0, capture.DefaultCommitBytes+64<<10)
+	var off, size, inBatch int64
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	w := floorWaiter{r: r}
 	flush := func() {
+		timer.Stop()
+		w.due = nil
 		if len(batch) == 0 {
 			return
 		}
@@ -81,58 +110,83 @@ func (r *floorRecorder) write(b *testing.B, f *os.File) {
 		if _, err := f.WriteAt(batch, off); err != nil {
 			b.Error(err)
 		}
-		if err := f.Sync(); err != nil {
+		if err := floorDatasync(f); err != nil {
 			b.Error(err)
 		}
 		off += int64(len(batch))
 		batch = batch[:0]
+		r.written.Add(inBatch)
+		inBatch = 0
 	}
-	tick := time.NewTicker(capture.DefaultCommitEvery)
-	defer tick.Stop()
-	for idle := 0; ; {
-		var it floorItem
-		var open bool
-		if idle < floorPollIdle {
-			select {
-			case it, open = <-r.items:
-			case <-tick.C:
-				flush()
-				continue
-			default:
-				time.Sleep(floorPoll)
-				idle++
-				continue
-			}
-		} else {
-			select {
-			case it, open = <-r.items:
-			case <-tick.C:
-				flush()
-				continue
-			}
-		}
-		idle = 0
-		if !open {
+	for {
+		it, due, done := w.next()
+		switch {
+		case done:
 			flush()
 			return
+		case due:
+			flush()
+			continue
+		}
+		if inBatch == 0 {
+			timer.Reset(capture.DefaultCommitEvery)
+			w.due = timer.C
 		}
 		batch = append(batch, it.b...)
+		inBatch++
 		r.release(it)
-		r.kept.Add(1)
-		if len(batch) >= floorCommitBytes {
+		if len(batch) >= capture.DefaultCommitBytes {
 			flush()
 		}
 	}
 }
 
-// While messages come, the floor polls its queue every floorPoll rather
-// than park on it, and parks after floorPollIdle empty polls, as
-// capture's builder does: a send to a parked receiver would make each
-// forwarding goroutine wake the floor's thread, a syscall per message.
-const (
-	floorPoll     = 2 * time.Millisecond
-	floorPollIdle = 50
-)
+// floorWaiter is how the floor's writer waits for its next item.
+type floorWaiter struct {
+	r        *floorRecorder
+	due      <-chan time.Time // fires when a sync is due; nil with none pending
+	idle     int              // empty polls in a row
+	stopping bool             // stop was seen: done once the queue is empty
+}
+
+// next returns the next item, or that a sync is due, or that the
+// recorder is stopped and its queue empty. Every item offered before
+// stop is queued by the time stopCh closes, so one more look at the
+// queue after seeing it closed finds them all.
+func (w *floorWaiter) next() (it floorItem, due, done bool) {
+	for {
+		select {
+		case it = <-w.r.items:
+			w.idle = 0
+			return it, false, false
+		default:
+		}
+		if w.stopping {
+			return it, false, true
+		}
+		if w.idle < floorPollIdle { // polling: not a receiver a sender must wake
+			select {
+			case <-w.due:
+				return it, true, false
+			case <-w.r.stopCh:
+				w.stopping = true
+			default:
+				time.Sleep(floorPoll)
+				w.idle++
+			}
+			continue
+		}
+		select {
+		case it = <-w.r.items:
+			w.idle = 0
+			return it, false, false
+		case <-w.due:
+			return it, true, false
+		case <-w.r.stopCh:
+			w.stopping = true
+		}
+	}
+}
 
 // release says the recorder reads it.b no more.
 func (r *floorRecorder) release(it floorItem) {
@@ -145,12 +199,17 @@ func (r *floorRecorder) release(it floorItem) {
 }
 
 func (r *floorRecorder) enqueue(it floorItem) {
-	select {
-	case r.items <- it:
-	default:
-		r.dropped.Add(1)
-		r.release(it)
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if !r.stopped {
+		select {
+		case r.items <- it:
+			return
+		default:
+		}
 	}
+	r.dropped.Add(1)
+	r.release(it)
 }
 
 // Frame copies b into recycled memory, as capture does for a message it

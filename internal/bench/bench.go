@@ -50,9 +50,10 @@ type Config struct {
 	EchoSizes []int
 	// PacedMsgRate (lines/s, default 1 000 000) and PacedMBRate (MB/s,
 	// default 0.8 × the capture directory's synced write rate, measured
-	// in the run) are the rates at which setups (b) and (d) run once
-	// more with the agent pacing itself, to check that capture loses
-	// nothing there and forwarding keeps the pace. Negative skips.
+	// in the run) are the rates at which setup (b) and the setups that
+	// record, (d) and (f), run once more with the agent pacing itself, to
+	// check that recording loses nothing there and forwarding keeps the
+	// pace. Negative skips.
 	PacedMsgRate int
 	PacedMBRate  int
 	// SyncProbeBytes are written and fsynced to Dir to measure its
@@ -121,8 +122,9 @@ type Row struct {
 	// Loss counts lines missing on the wire (sent minus received) over
 	// the full-speed runs; it must be 0 everywhere.
 	Loss int64
-	// CaptureLoss counts messages the capture could not record in the
-	// full-speed runs (setup d), -1 when unknown; CaptureNote says why.
+	// CaptureLoss counts messages the setup could not record in the
+	// full-speed runs (setups d and f), -1 when unknown; CaptureNote says
+	// why.
 	CaptureLoss int64
 	CaptureNote string
 	// PeakRSS is the middle process's high-water resident set in bytes
@@ -130,7 +132,7 @@ type Row struct {
 	PeakRSS int64
 	// RSSLine is PeakRSS during the RSSSize line alone.
 	RSSLine int64
-	// Paced are the runs at the target rates (setups b and d).
+	// Paced are the runs at the target rates (setups b, d and f).
 	Paced []PacedRun
 	Err   error
 }
@@ -270,7 +272,7 @@ func runPhases(ctx context.Context, cfg Config, setups []*benchSetup, rows []*Ro
 			row.RSSLine = rss.run.peakRSS
 			row.note(rss.run)
 		}
-		if (s.capture || s.key == "b") && (cfg.PacedMsgRate > 0 || cfg.PacedMBRate > 0) {
+		if (s.readLoss != nil || s.key == "b") && (cfg.PacedMsgRate > 0 || cfg.PacedMBRate > 0) {
 			fmt.Fprintf(cfg.Progress, "acpscope bench: %s: paced runs\n", s.name)
 			if err := runPaced(ctx, cfg, s, row); err != nil {
 				row.Err = fmt.Errorf("paced: %w", err)

@@ -2,66 +2,110 @@ package bench
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"testing"
 )
 
 // TestFloorRecordsWhatItForwards runs setup (f)'s program around the
 // test agent's burst: the client must get every line, the floor's file
-// must begin with exactly those bytes, and the loss it reports must be
-// what its queue's bound let through: nothing with capture's bound,
-// every line with no room at all.
+// must begin with exactly the bytes it kept, and the loss it reports
+// must be what its queue's bound let through: nothing with capture's
+// bound, every line with no room at all (and then an empty file). Under
+// a file size limit the write that fails is named, not hidden.
 func TestFloorRecordsWhatItForwards(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a program with the go command")
 	}
-	floor, err := buildProgram(t.Context(), t.TempDir(), "floor", floorSource)
+	floor, err := buildFloor(t.Context(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	const count, size = 300, 100_000 // 30 MB: many chunks, lines across them
 	for _, tc := range []struct {
 		name            string
-		queue           string // ACPSCOPE_BENCH_FLOOR_QUEUE; "" for capture's 64 MiB
+		queue           string // -queue; "" keeps capture's bound
+		ulimitBlocks    int    // the shell's file size limit (512 B blocks); 0: none
 		lost, lostBytes int64
+		note            string // in the loss's note
 	}{
-		{"room for all", "", 0, 0},
-		{"no room", "0", count, count * size},
+		{name: "room for all"},
+		{name: "no room", queue: "0", lost: count, lostBytes: count * size},
+		{name: "file size limit", ulimitBlocks: 20000, note: "file too large"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := t.TempDir() + "/floor"
-			cmd := exec.Command(floor, agentArgv("burst", fmt.Sprint(count), fmt.Sprint(size), "0")...)
-			cmd.Env = append(os.Environ(), "ACPSCOPE_BENCH_FLOOR="+path)
-			if tc.queue != "" {
-				cmd.Env = append(cmd.Env, "ACPSCOPE_BENCH_FLOOR_QUEUE="+tc.queue)
+			cmd := floorCommand(floor, path, 0, agentArgv("burst", fmt.Sprint(count), fmt.Sprint(size), "0"))
+			if tc.queue != "" { // after capture's bound, so it wins
+				dash := slices.Index(cmd.Args, "--")
+				cmd.Args = slices.Insert(cmd.Args, dash, "-queue", tc.queue)
 			}
-			stdin, _ := cmd.StdinPipe()
-			stdout, _ := cmd.StdoutPipe()
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
+			if tc.ulimitBlocks > 0 {
+				cmd = exec.Command("sh", append([]string{"-c", fmt.Sprintf(`ulimit -f %d && exec "$@"`, tc.ulimitBlocks), "sh", cmd.Path}, cmd.Args[1:]...)...)
 			}
-			stdin.Close()
-			got, err := io.ReadAll(stdout)
-			if werr := cmd.Wait(); err != nil || werr != nil {
-				t.Fatalf("read %v, exit %v", err, werr)
-			}
+			got := runFloor(t, cmd, 0)
 			if n := bytes.Count(got, []byte{'\n'}); n != count || len(got) != count*size {
 				t.Fatalf("the client got %d lines, %d bytes; want %d, %d", n, len(got), count, count*size)
 			}
-			lost, lostBytes, note := readFloorLoss(path)
-			if lost != tc.lost || lostBytes != tc.lostBytes || note != "" {
-				t.Errorf("floor lost %d lines, %d bytes (%s); want %d, %d", lost, lostBytes, note, tc.lost, tc.lostBytes)
+			lost, lostBytes, _, note := readFloorLoss(path)
+			if lost != tc.lost || lostBytes != tc.lostBytes || !strings.Contains(note, tc.note) || tc.note == "" && note != "" {
+				t.Errorf("floor lost %d lines, %d bytes (%q); want %d, %d (%q)", lost, lostBytes, note, tc.lost, tc.lostBytes, tc.note)
+			}
+			if tc.note != "" {
+				return
 			}
 			file, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if kept := int64(len(got)) - lostBytes; int64(len(file)) < kept || !bytes.Equal(file[:kept], got[:kept]) {
-				t.Errorf("the floor's file does not begin with the %d bytes it kept (file %d bytes)", kept, len(file))
+			kept := int64(len(got)) - lostBytes
+			if int64(len(file)) < kept || !bytes.Equal(file[:kept], got[:kept]) || bytes.ContainsFunc(file[kept:], func(r rune) bool { return r != 0 }) {
+				t.Errorf("the floor's file (%d bytes) is not the %d bytes it kept, then nothing", len(file), kept)
 			}
 		})
 	}
+}
+
+// TestFloorPassesTheExitCode: the floor leaves with the agent's exit
+// code, as the forwarder does.
+func TestFloorPassesTheExitCode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a program with the go command")
+	}
+	floor, err := buildFloor(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	runFloor(t, floorCommand(floor, t.TempDir()+"/floor", 0, []string{"sh", "-c", "echo hi; exit 3"}), 3)
+}
+
+// runFloor runs cmd with its stdin closed, and returns what it wrote to
+// stdout once it has exited with code want.
+func runFloor(t *testing.T, cmd *exec.Cmd, want int) []byte {
+	t.Helper()
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stdin.Close()
+	got, err := io.ReadAll(stdout)
+	werr := cmd.Wait()
+	code := 0
+	if ee := (*exec.ExitError)(nil); errors.As(werr, &ee) {
+		code = ee.ExitCode()
+	} else if werr != nil {
+		t.Fatal(werr)
+	}
+	if err != nil || code != want {
+		t.Fatalf("read %v, exit code %d (want %d); stderr: %s", err, code, want, stderr.String())
+	}
+	return got
 }

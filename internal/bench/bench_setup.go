@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -61,11 +62,14 @@ const teeScript = `stamp() { perl -MTime::HiRes=time -ne 'printf "%.6f %s", time
 type benchSetup struct {
 	key, name string
 	middle    bool // there is a middle process whose RSS is measured
-	capture   bool // it records: run it at the paced rates too
-	floor     bool // it is setup (f): what it writes is floorSource's
-	// command returns the command to run around agent, and the capture
-	// file it writes ("" when none).
+	// command returns the command to run around agent, and the file it
+	// records into ("" when none).
 	command func(tag string, agent []string) (*exec.Cmd, string)
+	// readLoss reads a finished recording's loss, in messages and bytes,
+	// and the most it had waiting on disk behind the wire; nil for a
+	// setup that does not record. Setups that record run at the paced
+	// rates too.
+	readLoss func(path string) (loss, lostBytes, backlog int64, note string)
 }
 
 func benchSetups(ctx context.Context, cfg Config) ([]*benchSetup, error) {
@@ -76,7 +80,7 @@ func benchSetups(ctx context.Context, cfg Config) ([]*benchSetup, error) {
 		}})
 	}
 	if wanted(cfg, "b") {
-		fwd, err := buildProgram(ctx, cfg.Dir, "forwarder", forwarderSource)
+		fwd, err := buildProgram(ctx, cfg.Dir, "forwarder", map[string]string{"main.go": forwarderSource})
 		if err != nil {
 			return nil, err
 		}
@@ -100,7 +104,7 @@ func benchSetups(ctx context.Context, cfg Config) ([]*benchSetup, error) {
 		if cfg.CommitEvery != 0 && cfg.CommitEvery != capture.DefaultCommitEvery {
 			name += ", commits every " + cfg.CommitEvery.String()
 		}
-		all = append(all, &benchSetup{key: "d", name: name, middle: true, capture: true, command: func(tag string, agent []string) (*exec.Cmd, string) {
+		all = append(all, &benchSetup{key: "d", name: name, middle: true, readLoss: readCaptureLoss, command: func(tag string, agent []string) (*exec.Cmd, string) {
 			path := benchFile(cfg, fmt.Sprintf("capture-%s-%d.acpscope", tag, n.Add(1)))
 			return cfg.Proxy(path, agent), path
 		}})
@@ -111,16 +115,18 @@ func benchSetups(ctx context.Context, cfg Config) ([]*benchSetup, error) {
 		}})
 	}
 	if wanted(cfg, "f") {
-		floor, err := buildProgram(ctx, cfg.Dir, "floor", floorSource)
+		floor, err := buildFloor(ctx, cfg.Dir)
 		if err != nil {
 			return nil, err
 		}
 		var n atomic.Int64
-		all = append(all, &benchSetup{key: "f", name: "(f) forwarder + synced file", middle: true, capture: true, floor: true, command: func(tag string, agent []string) (*exec.Cmd, string) {
+		name := "(f) forwarder + synced file"
+		if cfg.CommitEvery != 0 && cfg.CommitEvery != capture.DefaultCommitEvery {
+			name += ", syncs every " + cfg.CommitEvery.String()
+		}
+		all = append(all, &benchSetup{key: "f", name: name, middle: true, readLoss: readFloorLoss, command: func(tag string, agent []string) (*exec.Cmd, string) {
 			path := benchFile(cfg, fmt.Sprintf("floor-%s-%d", tag, n.Add(1)))
-			cmd := exec.Command(floor, agent...)
-			cmd.Env = append(os.Environ(), "ACPSCOPE_BENCH_FLOOR="+path)
-			return cmd, path
+			return floorCommand(floor, path, cfg.CommitEvery, agent), path
 		}})
 	}
 	for i, peer := range cfg.Peers {
@@ -146,17 +152,19 @@ func peerCommand(cmdline string, agent []string) *exec.Cmd {
 	return exec.Command("sh", append([]string{"-c", "exec " + cmdline + ` "$@"`, "sh"}, agent...)...)
 }
 
-// buildProgram writes source into a module of its own, named name, and
-// builds it.
-func buildProgram(ctx context.Context, dir, name, source string) (string, error) {
+// buildProgram writes files (name → source) into a module of its own,
+// named name, and builds it.
+func buildProgram(ctx context.Context, dir, name string, files map[string]string) (string, error) {
 	src := benchFile(Config{Dir: dir}, name+"-src")
 	if err := os.MkdirAll(src, 0o700); err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(src+"/main.go", []byte(source), 0o600); err != nil {
-		return "", err
+	for file, source := range files {
+		if err := os.WriteFile(filepath.Join(src, file), []byte(source), 0o600); err != nil {
+			return "", err
+		}
 	}
-	if err := os.WriteFile(src+"/go.mod", []byte("module "+name+"\n\ngo 1.21\n"), 0o600); err != nil {
+	if err := os.WriteFile(src+"/go.mod", []byte("module "+name+"\n\ngo 1.23\n"), 0o600); err != nil {
 		return "", err
 	}
 	goCmd, err := exec.LookPath("go")
@@ -175,12 +183,14 @@ func buildProgram(ctx context.Context, dir, name, source string) (string, error)
 
 // benchRun is one process tree being measured.
 type benchRun struct {
-	cmd     *exec.Cmd
-	stdin   io.WriteCloser
-	stdout  io.ReadCloser
-	stderr  bytes.Buffer
-	capture string // the capture file, or with floor, what (f) writes
-	floor   bool
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout io.ReadCloser
+	stderr bytes.Buffer
+	// record is the file the setup records into, read with readLoss
+	// once the run is finished.
+	record   string
+	readLoss func(path string) (loss, lostBytes, backlog int64, note string)
 
 	rssStop chan struct{}
 	rssDone chan struct{}
@@ -202,8 +212,8 @@ type benchRun struct {
 
 // run starts the setup with the agent in mode.
 func (s *benchSetup) run(ctx context.Context, tag string, mode ...string) (*benchRun, error) {
-	cmd, capturePath := s.command(s.key+"-"+tag, mode)
-	m := &benchRun{cmd: cmd, capture: capturePath, floor: s.floor, captureLoss: -1, rssStop: make(chan struct{}), rssDone: make(chan struct{})}
+	cmd, recordPath := s.command(s.key+"-"+tag, mode)
+	m := &benchRun{cmd: cmd, record: recordPath, readLoss: s.readLoss, captureLoss: -1, rssStop: make(chan struct{}), rssDone: make(chan struct{})}
 	cmd.Stderr = &m.stderr
 	var err error
 	if m.stdin, err = cmd.StdinPipe(); err != nil {
@@ -248,15 +258,11 @@ func (m *benchRun) finish(err error) error {
 	if err != nil && m.stderr.Len() > 0 {
 		err = fmt.Errorf("%w; stderr: %s", err, strings.TrimSpace(m.stderr.String()))
 	}
-	if m.floor {
-		m.captureLoss, m.lostBytes, m.captureNote = readFloorLoss(m.capture)
-		return err
-	}
-	if m.capture != "" {
+	if m.record != "" {
 		if err == nil && strings.Contains(m.stderr.String(), "NOT RECORDING") {
 			err = fmt.Errorf("the proxy did not record: %s", strings.TrimSpace(m.stderr.String()))
 		}
-		m.captureLoss, m.lostBytes, m.backlog, m.captureNote = readCaptureLoss(m.capture)
+		m.captureLoss, m.lostBytes, m.backlog, m.captureNote = m.readLoss(m.record)
 	}
 	return err
 }

@@ -2,16 +2,18 @@
 // putting something between a client and an agent costs, for (a) the
 // agent driven directly, (b) a minimal forwarding process it builds with
 // the go command, (c) a tee pipeline that logs each message with a
-// timestamp, (d) acpscope's stdio proxy with capture, (e) without, and
-// any other proxies given (Config.Peers): round-trip latency run by run,
+// timestamp, (d) acpscope's stdio proxy with capture, (e) without, (f)
+// the forwarder writing all it forwards to a synced file (the least any
+// capture costs, built from floor/ as the forwarder is built), and any
+// other proxies given (Config.Peers): round-trip latency run by run,
 // messages and megabytes per second, CPU seconds per million messages
 // (rusage of each setup's process tree), huge lines echoed, peak RSS on
 // one huge line, capture loss, the capture directory's synced write
 // rate, and paced runs at target rates. Report.Print
 // writes the table with ratios against the forwarder. It drives commands
 // it is given (Config.Agent, Config.Proxy) and knows nothing of how
-// acpscope forwards or records; it reads a finished capture only for its
-// loss count.
+// acpscope forwards or records; it reads a finished capture, and what
+// (f) wrote, only for their loss counts.
 //
 // # Concurrency
 //
