@@ -73,7 +73,6 @@ type Writer struct {
 	closeErr  error
 }
 
-
 // defaults fills in zero options.
 func (o *WriterOptions) defaults() {
 	if o.QueueBytes <= 0 {
