@@ -13,15 +13,16 @@ import (
 	"github.com/acpscope/acpscope/wire"
 )
 
-// floorRecorder is the cheapest durable recording the HTTP benchmarks
-// set beside capture, as setup (f) is for acpscope bench (see
-// internal/bench/floor): each message's bytes copied once into a batch
-// off the forwarding goroutine, at capture's low priority, the batches
+// floorRecorder is a recording that only writes the bytes down, set
+// beside capture in the HTTP benchmarks: each message handed over as
+// capture is handed it (lent, or copied into recycled memory), copied
+// into a batch by a goroutine at capture's low priority, and the batches
 // written to a plain file grown ahead of them and synced with fdatasync,
-// as bbolt syncs, at capture's default commit bounds. There is no
-// validation, metadata, index or database, so how near the minimal proxy
-// a proxy recording into it comes is as near as any capture could come
-// on this machine.
+// as bbolt syncs, once they hold capture's DefaultCommitBytes or have
+// waited DefaultCommitEvery. There is no validation, metadata, index or
+// database, and capture's other bounds (records per commit, the queue's
+// bytes, the spool) are not kept: it shows what writing the traffic down
+// costs acpscope's proxy on this machine, not a bound capture must meet.
 type floorRecorder struct {
 	tap.Discard
 	items chan floorItem
@@ -58,7 +59,7 @@ const (
 )
 
 // newFloorRecorder writes into a file in b's temporary directory until
-// stop. Like capture, it drops what its queue has no room for rather
+// stop. It drops what its queue (65536 messages) has no room for rather
 // than hold up forwarding, and counts it.
 func newFloorRecorder(b *testing.B) *floorRecorder {
 	f, err := os.OpenFile(filepath.Join(b.TempDir(), "floor.bin"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
@@ -98,7 +99,9 @@ func (r *floorRecorder) write(b *testing.B, f *os.File) {
 	flush := func() {
 		timer.Stop()
 		w.due = nil
-		if len(batch) == 0 {
+		r.written.Add(inBatch) // by the time the metric is read, after stop
+		inBatch = 0
+		if len(batch) == 0 { // empty messages only: nothing to write
 			return
 		}
 		if off+int64(len(batch)) > size {
@@ -115,8 +118,6 @@ func (r *floorRecorder) write(b *testing.B, f *os.File) {
 		}
 		off += int64(len(batch))
 		batch = batch[:0]
-		r.written.Add(inBatch)
-		inBatch = 0
 	}
 	for {
 		it, due, done := w.next()

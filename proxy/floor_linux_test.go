@@ -3,19 +3,15 @@ package proxy
 import (
 	"os"
 	"runtime"
-	"sync"
 	"syscall"
 )
 
-// floorProcs gives the scheduler a processor more for the floor's
-// writer, once per process, as capture does for its own goroutines.
-var floorProcs sync.Once
-
 // floorInBackground runs the calling goroutine at capture's low priority
 // (nice 10, its thread locked), as capture runs its builder and
-// committer, so the floor takes only what forwarding leaves.
+// committer, so the floor takes only what forwarding leaves. The extra
+// processors capture gives the scheduler come from a capture writer
+// floorProxy makes (see there).
 func floorInBackground() {
-	floorProcs.Do(func() { runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1) })
 	runtime.LockOSThread()
 	_ = syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), 10)
 }

@@ -203,10 +203,15 @@ func recordingProxy(b *testing.B, upstream string) string {
 }
 
 // floorProxy is acpscope's proxy recording into a floorRecorder: the
-// proxy's own cost and that of writing the traffic down, and no more.
+// proxy's own cost and that of writing the traffic down.
 // It reports the share of messages the floor could not keep, as
 // recordingProxy does for capture.
 func floorProxy(b *testing.B, upstream string) string {
+	// A capture writer raises GOMAXPROCS once per process, for its own
+	// goroutines; one made here, though unused, has the floor's turns
+	// run with the processors capture's turns run with, whichever
+	// benchmark runs first.
+	captureRecorder(b)
 	r := newFloorRecorder(b)
 	b.Cleanup(func() { // after the proxy's own cleanup, registered below
 		r.stop()
@@ -297,9 +302,9 @@ func BenchmarkHTTPAgainstMinimal(b *testing.B) {
 
 // BenchmarkHTTPFloor times, in the cases of BenchmarkHTTPAgainstMinimal,
 // acpscope's proxy writing the bytes of every message to a plain file
-// and syncing it at capture's commit bounds (floorRecorder): the least
-// any recording does, and so how near the minimal proxy a capture could
-// come on this machine. It runs apart from "ours" so that neither's
+// and syncing it as capture commits (floorRecorder): what writing the
+// traffic down costs on this machine, with none of capture's framing,
+// validation or database. It runs apart from "ours" so that neither's
 // writing, which goes on after its turn, lands in the other's turn.
 //
 //	go test -run '^$' -bench 'HTTPAgainstMinimal|HTTPFloor' -count 5 ./proxy

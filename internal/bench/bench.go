@@ -71,8 +71,9 @@ type Config struct {
 	Reps int
 	// Setups restricts the run to these setup keys: "a", "b", "c", "d",
 	// "e" (acpscope with capture off, which shows what capture costs) and
-	// "f" (the minimal forwarder writing a synced file: the floor under
-	// any capture). "e" and "f" run only when asked for.
+	// "f" (the minimal forwarder also writing a synced file, which shows
+	// what recording the bytes costs). "e" and "f" run only when asked
+	// for.
 	Setups []string
 	// Progress receives one line per step; nil is quiet.
 	Progress io.Writer

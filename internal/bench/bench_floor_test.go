@@ -10,6 +10,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/acpscope/acpscope/capture"
 )
 
 // TestFloorRecordsWhatItForwards runs setup (f)'s program around the
@@ -108,4 +111,24 @@ func runFloor(t *testing.T, cmd *exec.Cmd, want int) []byte {
 		t.Fatalf("read %v, exit code %d (want %d); stderr: %s", err, code, want, stderr.String())
 	}
 	return got
+}
+
+// TestFloorCommandHoldsCapturesBounds: (f) is run with capture's queue
+// and commit bounds, and with --commit-every when one is given, so it
+// syncs as often as (d) commits.
+func TestFloorCommandHoldsCapturesBounds(t *testing.T) {
+	for _, tc := range []struct {
+		every time.Duration
+		want  string
+	}{
+		{0, capture.DefaultCommitEvery.String()},
+		{200 * time.Millisecond, "200ms"},
+	} {
+		args := floorCommand("floor", "/x", tc.every, []string{"agent", "-v"}).Args
+		want := []string{"floor", "-file", "/x", "-queue", fmt.Sprint(capture.DefaultQueueBytes),
+			"-commit-bytes", fmt.Sprint(capture.DefaultCommitBytes), "-commit-every", tc.want, "--", "agent", "-v"}
+		if !slices.Equal(args, want) {
+			t.Errorf("commit every %v: %q, want %q", tc.every, args, want)
+		}
+	}
 }

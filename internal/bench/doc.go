@@ -3,9 +3,10 @@
 // agent driven directly, (b) a minimal forwarding process it builds with
 // the go command, (c) a tee pipeline that logs each message with a
 // timestamp, (d) acpscope's stdio proxy with capture, (e) without, (f)
-// the forwarder writing all it forwards to a synced file (the least any
-// capture costs, built from floor/ as the forwarder is built), and any
-// other proxies given (Config.Peers): round-trip latency run by run,
+// the forwarder also writing all it forwards to a synced file (what
+// recording the bytes costs a plain forwarder, built from floor/ as the
+// forwarder is built), and any other proxies given (Config.Peers):
+// round-trip latency run by run,
 // messages and megabytes per second, CPU seconds per million messages
 // (rusage of each setup's process tree), huge lines echoed, peak RSS on
 // one huge line, capture loss, the capture directory's synced write

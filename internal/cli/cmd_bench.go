@@ -23,7 +23,7 @@ func benchHelp() help {
 		example: `  acpscope bench
   acpscope bench --msgs 200000 --big-count 3 --setups b,d
   acpscope bench --setups a,b,c,d,e     # e: the proxy with --no-capture, to see what capture costs
-  acpscope bench --setups b,d,f         # f: the forwarder writing a synced file, the least any capture costs
+  acpscope bench --setups b,d,f         # f: the forwarder also writing a synced file, what recording bytes costs
   acpscope bench --setups b,d --peer 'npx @example/acp-proxy --'   # another proxy beside ours
   acpscope bench --setups b,d --commit-every 200ms   # round-trip tails with a wider commit window`,
 		setup: benchFlags,

@@ -1,12 +1,14 @@
 // Command floor is setup (f) of acpscope bench: the minimal forwarder of
-// setup (b) that also writes down everything it forwards, as cheaply as
-// a durable recording can. Each chunk read is copied into a queue
-// bounded as capture's is, then forwarded; one goroutine, at capture's
-// low priority, writes the chunks to a file grown ahead of them and
-// syncs it at capture's commit bounds. There is no framing, validation,
-// index or database, so on a machine where the floor cannot keep up,
-// capture cannot either. What the queue has no room for is dropped and
-// counted, in lines as capture counts them.
+// setup (b) that also writes down everything it forwards, and nothing
+// more. Each chunk read is copied into a queue of capture's default size,
+// then forwarded; one goroutine, at capture's low priority, writes the
+// chunks to a file grown ahead of them and syncs it with fdatasync once
+// capture's default commit bytes wait or the first has waited its commit
+// interval. There is no framing, validation, index, database or spool.
+// It shows what writing the bytes down costs a plain forwarder on this
+// machine; it is no lower bound on capture, whose forwarding outruns
+// io.Copy's and whose spool rides out a burst. What the queue has no
+// room for is dropped and counted, in lines as capture counts them.
 //
 //	floor -file PATH -queue BYTES -commit-bytes BYTES -commit-every DURATION -- AGENT [ARGS]
 //
@@ -30,12 +32,12 @@ func main() {
 	fs := flag.NewFlagSet("floor", flag.ExitOnError)
 	var cfg config
 	fs.StringVar(&cfg.path, "file", "", "the file to write")
-	fs.Int64Var(&cfg.queueBytes, "queue", 0, "the queue's bound in bytes")
+	fs.Int64Var(&cfg.queueBytes, "queue", -1, "the queue's bound in bytes")
 	fs.Int64Var(&cfg.commitBytes, "commit-bytes", 0, "sync after this many bytes")
 	fs.DurationVar(&cfg.commitEvery, "commit-every", 0, "sync at least this often while writing")
 	fs.Parse(os.Args[1:])
-	if cfg.path == "" || cfg.commitBytes <= 0 || cfg.commitEvery <= 0 || fs.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "floor: -file, -commit-bytes, -commit-every and an agent command are needed")
+	if cfg.path == "" || cfg.queueBytes < 0 || cfg.commitBytes <= 0 || cfg.commitEvery <= 0 || fs.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "floor: -file, -queue, -commit-bytes, -commit-every and an agent command are needed")
 		os.Exit(2)
 	}
 	os.Exit(run(cfg, fs.Args()))
@@ -54,6 +56,7 @@ func run(cfg config, agent []string) int {
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "floor:", err)
 		return 127
 	}
 	var up, down lineLoss
