@@ -22,13 +22,7 @@ import (
 // bound, every line with no room at all (and then an empty file). Under
 // a file size limit the write that fails is named, not hidden.
 func TestFloorRecordsWhatItForwards(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a program with the go command")
-	}
-	floor, err := buildFloor(t.Context(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	floor := floorForTest(t)
 	const count, size = 300, 100_000 // 30 MB: many chunks, lines across them
 	for _, tc := range []struct {
 		name            string
@@ -77,6 +71,13 @@ func TestFloorRecordsWhatItForwards(t *testing.T) {
 // TestFloorPassesTheExitCode: the floor leaves with the agent's exit
 // code, as the forwarder does.
 func TestFloorPassesTheExitCode(t *testing.T) {
+	floor := floorForTest(t)
+	runFloor(t, floorCommand(floor, t.TempDir()+"/floor", 0, []string{"sh", "-c", "echo hi; exit 3"}), 3)
+}
+
+// floorForTest builds (f)'s program for t.
+func floorForTest(t *testing.T) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds a program with the go command")
 	}
@@ -84,7 +85,7 @@ func TestFloorPassesTheExitCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runFloor(t, floorCommand(floor, t.TempDir()+"/floor", 0, []string{"sh", "-c", "echo hi; exit 3"}), 3)
+	return floor
 }
 
 // runFloor runs cmd with its stdin closed, and returns what it wrote to
