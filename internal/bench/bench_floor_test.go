@@ -133,3 +133,20 @@ func TestFloorCommandHoldsCapturesBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestCommitNote: a recording setup's name says its commit window only
+// when it is not capture's default.
+func TestCommitNote(t *testing.T) {
+	for _, tc := range []struct {
+		every time.Duration
+		want  string
+	}{
+		{0, ""},
+		{capture.DefaultCommitEvery, ""},
+		{200 * time.Millisecond, ", syncs every 200ms"},
+	} {
+		if got := (Config{CommitEvery: tc.every}).commitNote("syncs"); got != tc.want {
+			t.Errorf("%v: %q, want %q", tc.every, got, tc.want)
+		}
+	}
+}

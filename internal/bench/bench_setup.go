@@ -100,10 +100,7 @@ func benchSetups(ctx context.Context, cfg Config) ([]*benchSetup, error) {
 	}
 	if wanted(cfg, "d") {
 		var n atomic.Int64
-		name := "(d) acpscope, capture on"
-		if cfg.CommitEvery != 0 && cfg.CommitEvery != capture.DefaultCommitEvery {
-			name += ", commits every " + cfg.CommitEvery.String()
-		}
+		name := "(d) acpscope, capture on" + cfg.commitNote("commits")
 		all = append(all, &benchSetup{key: "d", name: name, middle: true, readLoss: readCaptureLoss, command: func(tag string, agent []string) (*exec.Cmd, string) {
 			path := benchFile(cfg, fmt.Sprintf("capture-%s-%d.acpscope", tag, n.Add(1)))
 			return cfg.Proxy(path, agent), path
@@ -120,10 +117,7 @@ func benchSetups(ctx context.Context, cfg Config) ([]*benchSetup, error) {
 			return nil, err
 		}
 		var n atomic.Int64
-		name := "(f) forwarder + synced file"
-		if cfg.CommitEvery != 0 && cfg.CommitEvery != capture.DefaultCommitEvery {
-			name += ", syncs every " + cfg.CommitEvery.String()
-		}
+		name := "(f) forwarder + synced file" + cfg.commitNote("syncs")
 		all = append(all, &benchSetup{key: "f", name: name, middle: true, readLoss: readFloorLoss, command: func(tag string, agent []string) (*exec.Cmd, string) {
 			path := benchFile(cfg, fmt.Sprintf("floor-%s-%d", tag, n.Add(1)))
 			return floorCommand(floor, path, cfg.CommitEvery, agent), path
@@ -143,6 +137,15 @@ func benchSetups(ctx context.Context, cfg Config) ([]*benchSetup, error) {
 		}
 	}
 	return all, nil
+}
+
+// commitNote names, for a setup that records, a commit window other
+// than capture's default: ", <verb> every 200ms".
+func (cfg Config) commitNote(verb string) string {
+	if cfg.CommitEvery == 0 || cfg.CommitEvery == capture.DefaultCommitEvery {
+		return ""
+	}
+	return ", " + verb + " every " + cfg.CommitEvery.String()
 }
 
 // peerCommand runs another proxy, given as one shell command line to
