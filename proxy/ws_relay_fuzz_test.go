@@ -25,31 +25,48 @@ func FuzzRelayLeg(f *testing.F) {
 	f.Add([]byte{0x82, 0x7f, 0x80, 0, 0, 0, 0, 0, 0, 0, 1, 2})
 	f.Add([]byte{0x81, 0x7e, 0x10})
 	f.Fuzz(func(t *testing.T, in []byte) {
-		ours, theirs := net.Pipe()
-		out := make(chan []byte, 1)
-		go func() { b, _ := io.ReadAll(theirs); out <- b }() // the far side: reads all
-		r := &byteRelay{rec: &netkit.Recorder{}, limit: 1 << 16, msgEnv: &wire.Envelope{},
-			env: func() *wire.Envelope { return &wire.Envelope{} }, warn: func(string) {}}
-		back, source := net.Pipe()
-		go io.Copy(io.Discard, source) // the source's side: takes a refusal's close
-		l := &relayLeg{r: r, dir: wire.DirAgent, src: bufio.NewReaderSize(bytes.NewReader(in), 4096),
-			dst: &wsSide{c: ours}, back: &wsSide{c: back, masked: true}}
-		end := l.run()
-		ours.Close()
-		back.Close()
-		source.Close()
-		got := <-out
-		if r.refused.Load() {
-			got = trimClose(t, got)
-			if !bytes.HasPrefix(in, got) {
-				t.Fatalf("refused after %d bytes that are not what came in", len(got))
+		for _, gather := range []bool{true, false} { // capture on, and off
+			got, refused, gathered, err := runLeg(in, 1<<16, gather, &netkit.Recorder{})
+			if gathered && !gather {
+				t.Fatal("gathered a message with nothing to record it")
 			}
-			return
-		}
-		if !bytes.Equal(got, in) {
-			t.Fatalf("%d bytes in, %d out (%v): %x", len(in), len(got), end.err, got)
+			if refused {
+				got = trimClose(t, got)
+				if !bytes.HasPrefix(in, got) {
+					t.Fatalf("gather %v: refused after %d bytes that are not what came in", gather, len(got))
+				}
+				continue
+			}
+			if !bytes.Equal(got, in) {
+				t.Fatalf("gather %v: %d bytes in, %d out (%v): %x", gather, len(in), len(got), err, got)
+			}
 		}
 	})
+}
+
+// runLeg runs one leg of a byte relay over in, with limit, gathering
+// messages for rec or not, and returns what came out, whether a message
+// was refused, whether the leg ever took memory to gather one in, and
+// the leg's end.
+func runLeg(in []byte, limit int64, gather bool, rec *netkit.Recorder) (out []byte, refused, gathered bool, end error) {
+	ours, theirs := net.Pipe()
+	outc := make(chan []byte, 1)
+	go func() { b, _ := io.ReadAll(theirs); outc <- b }() // the far side: reads all
+	r := &byteRelay{rec: rec, limit: limit, gather: gather, msgEnv: &wire.Envelope{},
+		env: func() *wire.Envelope { return &wire.Envelope{} }, warn: func(string) {}}
+	back, source := net.Pipe()
+	go io.Copy(io.Discard, source) // the source's side: takes a refusal's close
+	l := &relayLeg{r: r, dir: wire.DirAgent, src: bufio.NewReaderSize(bytes.NewReader(in), 4096),
+		dst: &wsSide{c: ours}, back: &wsSide{c: back, masked: true}}
+	e := l.run()
+	gathered = l.msgBuf != nil || cap(l.msg) != 0
+	for _, f := range rec.All() {
+		gathered = gathered || f.Body != ""
+	}
+	ours.Close()
+	back.Close()
+	source.Close()
+	return <-outc, r.refused.Load(), gathered, e.err
 }
 
 // trimClose takes the relay's own close off the end of what a refusal

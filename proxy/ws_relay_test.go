@@ -324,3 +324,79 @@ func TestWebSocketBytesRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestRelayLegGathersOnlyToRecord: one leg of the relay passes frames on
+// exactly and refuses a fragmented message that crosses the limit, with
+// capture on and off; only with it on does it gather and record each
+// message.
+func TestRelayLegGathersOnlyToRecord(t *testing.T) {
+	key := &[4]byte{5, 6, 7, 8}
+	under := bytes.Join([][]byte{ // 900 bytes in two fragments, a ping between
+		wsFrame(false, false, wsframe.Text, bytes.Repeat([]byte("a"), 600), key),
+		wsFrame(true, false, wsframe.Ping, []byte("p"), key),
+		wsFrame(true, false, wsframe.Continuation, bytes.Repeat([]byte("b"), 300), key),
+	}, nil)
+	overFirst := wsFrame(false, false, wsframe.Text, bytes.Repeat([]byte("c"), 600), key)
+	in := bytes.Join([][]byte{under, overFirst, wsFrame(true, false, wsframe.Continuation, bytes.Repeat([]byte("d"), 600), key)}, nil)
+	for _, tc := range []struct {
+		gather  bool
+		records int // messages recorded
+	}{{true, 1}, {false, 0}} {
+		rec := &netkit.Recorder{}
+		out, refused, gathered, err := runLeg(in, limit1K, tc.gather, rec)
+		passed := append(bytes.Clone(under), overFirst...)
+		if !refused || !bytes.Equal(trimClose(t, out), passed) {
+			t.Errorf("gather %v: refused %v, %d bytes passed (%v); want refused after %d", tc.gather, refused, len(out), err, len(passed))
+		}
+		if gathered != tc.gather {
+			t.Errorf("gather %v: gathered %v", tc.gather, gathered)
+		}
+		var messages []string // the closes the refusal records have no body
+		for _, f := range rec.All() {
+			if f.Body != "" {
+				messages = append(messages, f.Body)
+			}
+		}
+		if len(messages) != tc.records || tc.records > 0 && messages[0] != strings.Repeat("a", 600)+strings.Repeat("b", 300) {
+			t.Errorf("gather %v: %d messages recorded, want %d", tc.gather, len(messages), tc.records)
+		}
+	}
+}
+
+// TestWebSocketBytesWithoutCapture: through a proxy that records nothing
+// (--no-capture), frames pass exactly and a fragmented message that
+// crosses the limit is still refused, though no message is gathered.
+func TestWebSocketBytesWithoutCapture(t *testing.T) {
+	key := &[4]byte{5, 6, 7, 8}
+	passed := bytes.Join([][]byte{
+		wsFrame(false, false, wsframe.Text, bytes.Repeat([]byte("a"), 600), key),
+		wsFrame(true, false, wsframe.Ping, []byte("p"), key),
+		wsFrame(true, false, wsframe.Continuation, bytes.Repeat([]byte("b"), 300), key),
+		wsFrame(false, false, wsframe.Text, bytes.Repeat([]byte("c"), 600), key),
+	}, nil)
+	got := make(chan []byte, 1)
+	upSrv := netkit.StartServer(t, netkit.H1, rawUpstream(t, nil, got))
+	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upSrv.URL + "/acp", MaxMessageSize: limit1K})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	c, br, _ := rawClient(t, netkit.StartServer(t, netkit.H1, p).URL, "Sec-WebSocket-Extensions: permessage-deflate\r\n")
+	c.Write(append(bytes.Clone(passed), wsFrame(true, false, wsframe.Continuation, bytes.Repeat([]byte("d"), 600), key)...))
+	h, n, err := wsframe.PeekHeader(br)
+	if err != nil || h.Op != wsframe.Close || h.Masked {
+		t.Fatalf("the client got %+v %v, want an unmasked close", h, err)
+	}
+	payload := make([]byte, n+int(h.Len))
+	io.ReadFull(br, payload)
+	if code, _ := wsframe.ParseClose(payload[n:]); code != websocket.CloseMessageTooBig {
+		t.Fatalf("close %d, want %d", code, websocket.CloseMessageTooBig)
+	}
+	toUp := within(t, got, "the agent's side to end")
+	if !bytes.HasPrefix(toUp, passed) {
+		t.Fatalf("the agent got %d bytes, not the %d the client sent under the limit first", len(toUp), len(passed))
+	}
+	if h, n, err := wsframe.ParseHeader(toUp[len(passed):]); err != nil || n == 0 || h.Op != wsframe.Close || !h.Masked {
+		t.Fatalf("after what passed the agent got %+v %v, want a masked close", h, err)
+	}
+}

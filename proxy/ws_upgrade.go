@@ -50,8 +50,10 @@ func (p *HTTPProxy) serveWebSocketBytes(w http.ResponseWriter, r *http.Request) 
 	relay := &byteRelay{rec: p.rec, conn: conn, limit: p.maxMessage, warn: p.warn, env: wsStreamEnvelope(env, connID)}
 	relay.msgEnv = relay.env()
 	relay.lender, _ = p.rec.(tap.Borrower)
+	_, discard := p.rec.(tap.Discard)
+	relay.gather = !discard
 	relay.held = &p.held.msgBufs
-	if agreedDeflate(resp.Header) {
+	if relay.gather && agreedDeflate(resp.Header) {
 		relay.deflate = newDeflateRecorder(relay)
 	}
 	relay.run(&wsSide{c: down}, &wsSide{c: up, masked: true}, fromClient, fromAgent)
