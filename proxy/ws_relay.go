@@ -188,16 +188,19 @@ func (l *relayLeg) run() legEnd {
 }
 
 // overLimit reports a data frame that would take its message past the
-// limit.
+// limit. It compares what is left under the limit, never a sum: a
+// continuation may declare a length near 2^63, and added to what came
+// before it that wrapped negative and let the frame through, streamed
+// for as long as its sender liked.
 func (l *relayLeg) overLimit(h wsframe.Header) bool {
 	if h.Op.IsControl() {
 		return false
 	}
-	size := h.Len
+	room := l.r.limit
 	if h.Op == wsframe.Continuation {
-		size += l.msgLen // the frames before it are whole
+		room -= l.msgLen // the frames before it are whole, and passed this check
 	}
-	return size > l.r.limit
+	return h.Len > room
 }
 
 // wholeFrames keeps and records the frames wholly in src's buffer, up

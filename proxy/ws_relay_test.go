@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpscope/acpscope/capture"
 	"github.com/acpscope/acpscope/internal/acphttp"
+	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/acpscope/acpscope/internal/testkit/netkit"
 	"github.com/acpscope/acpscope/internal/wsframe"
 	"github.com/acpscope/acpscope/wire"
@@ -398,5 +400,23 @@ func TestWebSocketBytesWithoutCapture(t *testing.T) {
 	}
 	if h, n, err := wsframe.ParseHeader(toUp[len(passed):]); err != nil || n == 0 || h.Op != wsframe.Close || !h.Masked {
 		t.Fatalf("after what passed the agent got %+v %v, want a masked close", h, err)
+	}
+}
+
+// TestRecordsMessages: the relay gathers messages for every recorder but
+// the one capture-off gives it.
+func TestRecordsMessages(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rec  tap.Recorder
+		want bool
+	}{
+		{"capture off", tap.Or(nil), false},
+		{"a recorder", &netkit.Recorder{}, true},
+		{"a capture", (*capture.Writer)(nil), true},
+	} {
+		if got := recordsMessages(tc.rec); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -49,9 +49,9 @@ func (p *HTTPProxy) serveWebSocketBytes(w http.ResponseWriter, r *http.Request) 
 	defer p.untrackWS(up, down)
 	relay := &byteRelay{rec: p.rec, conn: conn, limit: p.maxMessage, warn: p.warn, env: wsStreamEnvelope(env, connID)}
 	relay.msgEnv = relay.env()
-	relay.lender, _ = p.rec.(tap.Borrower)
-	_, discard := p.rec.(tap.Discard)
-	relay.gather = !discard
+	if relay.gather = recordsMessages(p.rec); relay.gather {
+		relay.lender, _ = p.rec.(tap.Borrower)
+	}
 	relay.held = &p.held.msgBufs
 	if relay.gather && agreedDeflate(resp.Header) {
 		relay.deflate = newDeflateRecorder(relay)
@@ -194,4 +194,11 @@ func (c *cappedReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p[:min(int64(len(p)), c.left)])
 	c.left -= int64(n)
 	return n, err
+}
+
+// recordsMessages reports whether rec records what it is given: not so
+// with capture off, where the proxy's recorder is tap.Discard.
+func recordsMessages(rec tap.Recorder) bool {
+	_, discard := rec.(tap.Discard)
+	return !discard
 }
