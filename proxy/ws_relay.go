@@ -297,8 +297,8 @@ func (l *relayLeg) begin(h wsframe.Header) {
 		if !l.r.gather {
 			return
 		}
-		if h.Len > int64(cap(l.msg)) || l.msgBuf == nil && l.r.deflate == nil {
-			l.growMessage(int(h.Len)) // sized once for a message in one frame
+		if room := int(min(h.Len, trustedLen)); room > cap(l.msg) || l.msgBuf == nil && l.r.deflate == nil {
+			l.growMessage(room) // sized once for a message in one frame that is not huge
 		}
 	}
 }
@@ -326,7 +326,7 @@ func (l *relayLeg) keep(h wsframe.Header, p []byte, pos int64) int64 {
 	start := len(*into)
 	if need := start + len(p); need > cap(*into) {
 		if into == &l.msg {
-			l.growMessage(max(need, 2*cap(l.msg)))
+			l.growMessage(messageRoom(need, cap(l.msg), start+int(h.Len-pos), h.Fin))
 		} else {
 			*into = slices.Grow(*into, max(need, 2*cap(*into))-start) // doubling: append grows a big slice by a quarter
 		}
@@ -395,6 +395,31 @@ func (l *relayLeg) growMessage(n int) {
 	}
 	l.msg, l.msgBuf = m.b, m
 }
+
+// messageRoom is the room to give a message that needs need bytes and
+// has room for have, in a frame that ends at frameEnd (the message's
+// last when fin). Room doubles with what has arrived, and jumps to the
+// frame's end once a trustRatio-th of that has come; a message's last
+// frame ends it exactly.
+func messageRoom(need, have, frameEnd int, fin bool) int {
+	room := max(need, 2*have)
+	if frameEnd > room && need >= frameEnd/trustRatio || fin && frameEnd < room {
+		room = frameEnd
+	}
+	return room
+}
+
+// A frame's header declares its length before any of it comes: room for
+// up to trustedLen is given at once, and past it as its bytes arrive, so
+// that a peer must send a trustRatio-th of what it declares to have the
+// proxy hold it. Given at once, 13 bytes declaring 200 MiB had the proxy
+// hold 200 MiB, up to --max-message-size on each socket. A 100 MiB
+// message in one frame is copied 31 MiB more, and held at most 1.25
+// times over while its room jumps.
+const (
+	trustedLen = 1 << 20
+	trustRatio = 8
+)
 
 // keptMessage is the most a leg's message buffer keeps between messages;
 // the capture copies a message this size into memory it recycles. Lent

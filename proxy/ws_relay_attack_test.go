@@ -2,15 +2,19 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/acpscope/acpscope/internal/testkit/netkit"
+	"github.com/acpscope/acpscope/internal/wsframe"
 	"github.com/acpscope/acpscope/wire"
 	"github.com/gorilla/websocket"
 )
@@ -165,4 +169,79 @@ func TestWebSocketBytesClose(t *testing.T) {
 		t.Fatal("read a message, want the socket's end")
 	}
 	netkit.WaitLong(t, "the handler gone", func() bool { return p.InFlight() == 0 })
+}
+
+// TestRelayLegRoomFollowsArrival: a frame's header declares its length
+// before any of it comes. The room a leg takes to gather the message
+// stays within trustRatio times what has arrived (or trustedLen), so a
+// peer declaring 200 MiB and sending 3 bytes has the proxy hold no more
+// than a megabyte; whatever was sent still passes on, and a message that
+// arrives whole is recorded whole.
+func TestRelayLegRoomFollowsArrival(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		name     string
+		in       []byte
+		sent     int  // payload bytes in in
+		recorded bool // the message is whole
+	}{
+		{"3 bytes of a frame declaring 200 MiB", cutFrame(wsframe.Binary, true, 200*mib, 3), 3, false},
+		{"1.5 MiB of 16 MiB", cutFrame(wsframe.Text, true, 16*mib, 3*mib/2), 3 * mib / 2, false},
+		{"2.5 MiB of 16 MiB", cutFrame(wsframe.Text, true, 16*mib, 5*mib/2), 5 * mib / 2, false},
+		{"a continuation declaring 200 MiB after 1 MiB", append(wsFrame(false, false, wsframe.Text, bytes.Repeat([]byte("a"), mib), nil),
+			cutFrame(wsframe.Continuation, true, 200*mib, 10)...), mib + 10, false},
+		{"20 MiB in one frame", wsFrame(true, false, wsframe.Text, bytes.Repeat([]byte("b"), 20*mib), nil), 20 * mib, true},
+		{"200 B", wsFrame(true, false, wsframe.Text, bytes.Repeat([]byte("c"), 200), nil), 200, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &netkit.Recorder{}
+			out, l, err := driveLeg(tc.in, 256*mib, true, rec)
+			if !bytes.Equal(out, tc.in) {
+				t.Fatalf("passed %d of %d bytes (%v)", len(out), len(tc.in), err)
+			}
+			if bound := max(trustedLen, trustRatio*tc.sent); cap(l.msg) > bound {
+				t.Errorf("held room for %d bytes after %d arrived, want at most %d", cap(l.msg), tc.sent, bound)
+			}
+			var bodies []int
+			for _, f := range rec.All() {
+				bodies = append(bodies, len(f.Body))
+			}
+			if want := []int{tc.sent}; tc.recorded && !slices.Equal(bodies, want) || !tc.recorded && len(bodies) > 0 {
+				t.Errorf("recorded messages of %v bytes; whole: %v", bodies, tc.recorded)
+			}
+		})
+	}
+}
+
+// cutFrame is the header of a frame declaring declared bytes, and the
+// first sent of them.
+func cutFrame(op wsframe.Opcode, fin bool, declared, sent int) []byte {
+	h := wsFrame(fin, false, op, nil, nil)[:1]
+	h = binary.BigEndian.AppendUint64(append(h, 127), uint64(declared))
+	return append(h, bytes.Repeat([]byte("x"), sent)...)
+}
+
+// TestMessageRoom: room doubles with what arrives, jumps to the frame's
+// declared end once a trustRatio-th of it has come, and ends a
+// message's last frame exactly.
+func TestMessageRoom(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		name                 string
+		need, have, frameEnd int
+		fin                  bool
+		want                 int
+	}{
+		{"doubles while little has come", mib + 1, mib, 100 * mib, true, 2 * mib},
+		{"jumps once an eighth has come", 16*mib + 1, 16 * mib, 100 * mib, true, 100 * mib},
+		{"a whole frame at once", 100 * mib, mib, 100 * mib, true, 100 * mib},
+		{"jumps within a fragment", 9 * mib, 8 * mib, 64 * mib, false, 64 * mib},
+		{"a last frame ends exactly", 2*mib + 1, 2 * mib, 3 * mib, true, 3 * mib},
+		{"a fragment that is not last doubles past its end", 2*mib + 1, 2 * mib, 3 * mib, false, 4 * mib},
+		{"more than double needed", 10 * mib, 2 * mib, 200 * mib, false, 10 * mib},
+	} {
+		if got := messageRoom(tc.need, tc.have, tc.frameEnd, tc.fin); got != tc.want {
+			t.Errorf("%s: room %d, want %d", tc.name, got, tc.want)
+		}
+	}
 }

@@ -92,6 +92,17 @@ func legOracle(in []byte, limit int64) (passed []byte, refused bool) {
 // was refused, whether the leg ever took memory to gather one in, and
 // the leg's end.
 func runLeg(in []byte, limit int64, gather bool, rec *netkit.Recorder) (out []byte, refused, gathered bool, end error) {
+	out, l, end := driveLeg(in, limit, gather, rec)
+	gathered = l.msgBuf != nil || cap(l.msg) != 0
+	for _, f := range rec.All() {
+		gathered = gathered || f.Body != ""
+	}
+	return out, l.r.refused.Load(), gathered, end
+}
+
+// driveLeg runs one leg over in until it ends, and returns what came
+// out and the leg, as it was left.
+func driveLeg(in []byte, limit int64, gather bool, rec *netkit.Recorder) (out []byte, l *relayLeg, end error) {
 	ours, theirs := net.Pipe()
 	outc := make(chan []byte, 1)
 	go func() { b, _ := io.ReadAll(theirs); outc <- b }() // the far side: reads all
@@ -99,17 +110,13 @@ func runLeg(in []byte, limit int64, gather bool, rec *netkit.Recorder) (out []by
 		env: func() *wire.Envelope { return &wire.Envelope{} }, warn: func(string) {}}
 	back, source := net.Pipe()
 	go io.Copy(io.Discard, source) // the source's side: takes a refusal's close
-	l := &relayLeg{r: r, dir: wire.DirAgent, src: bufio.NewReaderSize(bytes.NewReader(in), 4096),
+	l = &relayLeg{r: r, dir: wire.DirAgent, src: bufio.NewReaderSize(bytes.NewReader(in), 4096),
 		dst: &wsSide{c: ours}, back: &wsSide{c: back, masked: true}}
 	e := l.run()
-	gathered = l.msgBuf != nil || cap(l.msg) != 0
-	for _, f := range rec.All() {
-		gathered = gathered || f.Body != ""
-	}
 	ours.Close()
 	back.Close()
 	source.Close()
-	return <-outc, r.refused.Load(), gathered, e.err
+	return <-outc, l, e.err
 }
 
 // trimClose takes the relay's own close off the end of what a refusal
