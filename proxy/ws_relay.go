@@ -167,10 +167,7 @@ func (l *relayLeg) run() legEnd {
 	for {
 		h, n, err := wsframe.PeekHeader(l.src)
 		if err != nil {
-			if n := l.src.Buffered(); n > 0 {
-				l.pass(n) // a cut or unframeable header still goes on as it came
-			}
-			return legEnd{leg: l, err: err, closed: l.sawClose}
+			return legEnd{leg: l, err: l.passRest(err), closed: l.sawClose}
 		}
 		if l.overLimit(h) {
 			l.r.refuse(l)
@@ -219,6 +216,24 @@ func (l *relayLeg) wholeFrames() int {
 		l.keep(h, buf[span+n:end], 0)
 		l.end(h)
 		span = end
+	}
+}
+
+// passRest passes on the rest of src as it comes, once no frame can be
+// read from it: a header cut by the end of input, or bytes no frame
+// starts with, which the peer is left to judge. It returns why framing
+// stopped, or the destination's failure. Passing only what was buffered
+// dropped whatever followed unframeable bytes.
+func (l *relayLeg) passRest(why error) error {
+	for {
+		if n := l.src.Buffered(); n > 0 {
+			if err := l.pass(n); err != nil {
+				return err
+			}
+		}
+		if _, err := l.src.Peek(1); err != nil {
+			return why
+		}
 	}
 }
 

@@ -26,6 +26,8 @@ func FuzzRelayLeg(f *testing.F) {
 	f.Add(wsFrame(true, true, wsframe.Text, []byte{0xf2, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00}, nil))
 	f.Add(wsFrame(true, false, wsframe.Close, []byte{0x03, 0xe8, 'o', 'k'}, key))
 	f.Add([]byte{0x82, 0x7f, 0x80, 0, 0, 0, 0, 0, 0, 0, 1, 2})
+	// a header no frame may have, then more than the leg's read buffer
+	f.Add(append([]byte{0x82, 0x7f, 0x80, 0, 0, 0, 0, 0, 0, 0}, bytes.Repeat([]byte("z"), 6000)...))
 	f.Add([]byte{0x81, 0x7e, 0x10})
 	// a fragmented message that crosses the limit in its second fragment
 	f.Add(append(wsFrame(false, false, wsframe.Text, part, key), wsFrame(true, false, wsframe.Continuation, part, key)...))
