@@ -25,6 +25,7 @@ import (
 // costs acpscope's proxy on this machine, not a bound capture must meet.
 type floorRecorder struct {
 	tap.Discard
+	stage floorStage
 	items chan floorItem
 	// mu orders offers against stop: once stopped is set no item enters
 	// the queue, so the writer, told to stop, empties it whole.
@@ -45,6 +46,24 @@ type floorItem struct {
 	copied *[]byte
 }
 
+// floorStage is how far a floorRecorder takes each message, so that
+// BenchmarkHTTPFloorStages can say which step of writing the traffic
+// down costs the proxy what.
+type floorStage int
+
+const (
+	floorSync    floorStage = iota // written and synced: the floor itself
+	floorLend                      // handed over and let go at once
+	floorHandoff                   // queued to the writer, which lets it go unread
+	floorCopy                      // copied into the writer's batch, never written
+	floorWrite                     // written to the file, never synced
+)
+
+var floorStages = []struct {
+	name  string
+	stage floorStage
+}{{"lend", floorLend}, {"handoff", floorHandoff}, {"copy", floorCopy}, {"write", floorWrite}, {"sync", floorSync}}
+
 // floorGrowBytes is how far ahead of its writes the floor's file grows,
 // so a sync seldom has a new size to record.
 const floorGrowBytes = 64 << 20
@@ -58,15 +77,16 @@ const (
 	floorPollIdle = 50
 )
 
-// newFloorRecorder writes into a file in b's temporary directory until
-// stop. It drops what its queue (65536 messages) has no room for rather
-// than hold up forwarding, and counts it.
-func newFloorRecorder(b *testing.B) *floorRecorder {
+// newFloorRecorder takes messages as far as stage says, into a file in
+// b's temporary directory, until stop. It drops what its queue (65536
+// messages) has no room for rather than hold up forwarding, and counts
+// it.
+func newFloorRecorder(b *testing.B, stage floorStage) *floorRecorder {
 	f, err := os.OpenFile(filepath.Join(b.TempDir(), "floor.bin"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		b.Fatal(err)
 	}
-	r := &floorRecorder{items: make(chan floorItem, 65536), stopCh: make(chan struct{}), done: make(chan struct{})}
+	r := &floorRecorder{stage: stage, items: make(chan floorItem, 65536), stopCh: make(chan struct{}), done: make(chan struct{})}
 	go r.write(b, f)
 	return r
 }
@@ -101,7 +121,8 @@ func (r *floorRecorder) write(b *testing.B, f *os.File) {
 		w.due = nil
 		r.written.Add(inBatch) // by the time the metric is read, after stop
 		inBatch = 0
-		if len(batch) == 0 { // empty messages only: nothing to write
+		if len(batch) == 0 || r.stage == floorCopy { // nothing to write, or not to be written
+			batch = batch[:0]
 			return
 		}
 		if off+int64(len(batch)) > size {
@@ -113,7 +134,8 @@ func (r *floorRecorder) write(b *testing.B, f *os.File) {
 		if _, err := f.WriteAt(batch, off); err != nil {
 			b.Error(err)
 		}
-		if err := floorDatasync(f); err != nil {
+		if r.stage == floorWrite {
+		} else if err := floorDatasync(f); err != nil {
 			b.Error(err)
 		}
 		off += int64(len(batch))
@@ -133,8 +155,10 @@ func (r *floorRecorder) write(b *testing.B, f *os.File) {
 			timer.Reset(capture.DefaultCommitEvery)
 			w.due = timer.C
 		}
-		batch = append(batch, it.b...)
 		inBatch++
+		if r.stage != floorHandoff {
+			batch = append(batch, it.b...)
+		}
 		r.release(it)
 		if len(batch) >= capture.DefaultCommitBytes {
 			flush()
@@ -200,6 +224,11 @@ func (r *floorRecorder) release(it floorItem) {
 }
 
 func (r *floorRecorder) enqueue(it floorItem) {
+	if r.stage == floorLend {
+		r.written.Add(1)
+		r.release(it)
+		return
+	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if !r.stopped {

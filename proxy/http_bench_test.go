@@ -207,17 +207,25 @@ func recordingProxy(b *testing.B, upstream string) string {
 // It reports the share of messages the floor could not keep, as
 // recordingProxy does for capture.
 func floorProxy(b *testing.B, upstream string) string {
-	// A capture writer raises GOMAXPROCS once per process, for its own
-	// goroutines; one made here, though unused, has the floor's turns
-	// run with the processors capture's turns run with, whichever
-	// benchmark runs first.
-	captureRecorder(b)
-	r := newFloorRecorder(b)
-	b.Cleanup(func() { // after the proxy's own cleanup, registered below
-		r.stop()
-		b.ReportMetric(lostShare(r.dropped.Load(), r.written.Load()), "%lost")
-	})
-	return proxyRecordingInto(b, upstream, r)
+	return floorStageProxy(floorSync)(b, upstream)
+}
+
+// floorStageProxy is floorProxy with a recorder that takes messages only
+// as far as stage.
+func floorStageProxy(stage floorStage) func(b *testing.B, upstream string) string {
+	return func(b *testing.B, upstream string) string {
+		// A capture writer raises GOMAXPROCS once per process, for its
+		// own goroutines; one made here, though unused, has the floor's
+		// turns run with the processors capture's turns run with,
+		// whichever benchmark runs first.
+		captureRecorder(b)
+		r := newFloorRecorder(b, stage)
+		b.Cleanup(func() { // after the proxy's own cleanup, registered below
+			r.stop()
+			b.ReportMetric(lostShare(r.dropped.Load(), r.written.Load()), "%lost")
+		})
+		return proxyRecordingInto(b, upstream, r)
+	}
 }
 
 // lostShare is lost messages as a percentage of all handed over.
@@ -310,6 +318,26 @@ func BenchmarkHTTPAgainstMinimal(b *testing.B) {
 //	go test -run '^$' -bench 'HTTPAgainstMinimal|HTTPFloor' -count 5 ./proxy
 func BenchmarkHTTPFloor(b *testing.B) {
 	httpCases(b, []setup{{"floor", floorProxy}})
+}
+
+// BenchmarkHTTPFloorStages times the floor of 16 KiB SSE events stage by
+// stage, each in a run of its own against the minimal proxy: messages
+// let go as soon as they are handed over ("lend"), queued to the
+// writer, which lets them go unread ("handoff"), copied into its batch
+// ("copy"), written ("write"), and written and synced ("sync", the
+// floor itself). Where a stage's ratio rises over the one before is what
+// that step costs the proxy.
+//
+//	go test -run '^$' -bench HTTPFloorStages -count 3 ./proxy
+func BenchmarkHTTPFloorStages(b *testing.B) {
+	c := &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 4}}
+	up := netkit.StartServer(b, netkit.H1, sseBurst(500, 16<<10)).URL
+	for _, st := range floorStages {
+		b.Run("sse=16384B/stage="+st.name, func(b *testing.B) {
+			setups := []setup{{"floor", floorStageProxy(st.stage)}}
+			timeTurns(b, startSetups(b, up, setups), setups, func(base string) { getStream(b, c, base+"/acp") })
+		})
+	}
 }
 
 // httpCases runs the HTTP benchmarks' cases through the minimal proxy
