@@ -134,9 +134,10 @@ func (r *floorRecorder) write(b *testing.B, f *os.File) {
 		if _, err := f.WriteAt(batch, off); err != nil {
 			b.Error(err)
 		}
-		if r.stage == floorWrite {
-		} else if err := floorDatasync(f); err != nil {
-			b.Error(err)
+		if r.stage != floorWrite {
+			if err := floorDatasync(f); err != nil {
+				b.Error(err)
+			}
 		}
 		off += int64(len(batch))
 		batch = batch[:0]

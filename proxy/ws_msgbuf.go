@@ -40,19 +40,29 @@ func newMsgBuf(n int, held *atomic.Int64) *msgBuf {
 }
 
 func takeMsgBuf(n int) *msgBuf {
-	shift := minMsgShift
-	if n > 1<<minMsgShift {
-		shift = bits.Len(uint(n - 1)) // the smallest power of two ≥ n
-	}
-	if shift > maxMsgShift {
+	class, size := msgClass(n)
+	if class < 0 {
 		return &msgBuf{b: make([]byte, 0, n), class: -1}
 	}
-	i := shift - minMsgShift
-	if m, ok := msgPools[i].Get().(*msgBuf); ok {
+	if m, ok := msgPools[class].Get().(*msgBuf); ok {
 		m.b = m.b[:0]
 		return m
 	}
-	return &msgBuf{b: make([]byte, 0, 1<<shift), class: i}
+	return &msgBuf{b: make([]byte, 0, size), class: class}
+}
+
+// msgClass is the size class of a buffer for n bytes: its index in
+// msgPools and the room it gives, the smallest power of two ≥ n; past
+// the largest class, -1 and n.
+func msgClass(n int) (class, size int) {
+	shift := minMsgShift
+	if n > 1<<minMsgShift {
+		shift = bits.Len(uint(n - 1))
+	}
+	if shift > maxMsgShift {
+		return -1, n
+	}
+	return shift - minMsgShift, 1 << shift
 }
 
 // Return puts the buffer back in its pool; nothing may use it after.

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"slices"
 	"sync"
@@ -148,7 +149,7 @@ func (l *relayLeg) dropMessage() {
 // which side ended the socket, and how. The other side's end follows
 // from the relay closing it, and is not recorded.
 func (r *byteRelay) noteAbrupt(end legEnd) {
-	if end.closed || errors.Is(end.err, acphttp.ErrTooBig) || errors.Is(end.err, net.ErrClosed) {
+	if end.closed || errors.Is(end.err, acphttp.ErrTooBig) || errors.Is(end.err, errUnframeable) || errors.Is(end.err, net.ErrClosed) {
 		return
 	}
 	gone := end.leg.dir // the side the leg reads from, unless writing failed
@@ -166,8 +167,14 @@ func (r *byteRelay) noteAbrupt(end legEnd) {
 func (l *relayLeg) run() legEnd {
 	for {
 		h, n, err := wsframe.PeekHeader(l.src)
+		if errors.Is(err, wsframe.ErrBadLength) {
+			return l.unframeable(err)
+		}
 		if err != nil {
-			return legEnd{leg: l, err: l.passRest(err), closed: l.sawClose}
+			if n := l.src.Buffered(); n > 0 {
+				l.pass(n) // a header cut by the end of input goes on as it came
+			}
+			return legEnd{leg: l, err: err, closed: l.sawClose}
 		}
 		if l.overLimit(h) {
 			l.r.refuse(l)
@@ -219,22 +226,32 @@ func (l *relayLeg) wholeFrames() int {
 	}
 }
 
-// passRest passes on the rest of src as it comes, once no frame can be
-// read from it: a header cut by the end of input, or bytes no frame
-// starts with, which the peer is left to judge. It returns why framing
-// stopped, or the destination's failure. Passing only what was buffered
-// dropped whatever followed unframeable bytes.
-func (l *relayLeg) passRest(why error) error {
-	for {
-		if n := l.src.Buffered(); n > 0 {
-			if err := l.pass(n); err != nil {
-				return err
+// errUnframeable ends a leg whose side sent bytes no frame starts with;
+// unframeable has recorded them.
+var errUnframeable = errors.New("bytes no WebSocket frame starts with")
+
+// unframeable records that the leg's side sent bytes no frame starts
+// with (why), as the 1002 (protocol error) a peer answers them with, and
+// passes them on as they come, for the peer to judge, up to the limit:
+// past it the leg ends and the relay closes both sockets, so a lenient
+// peer cannot be sent more than the limit unrecorded. Passing only what
+// was buffered dropped whatever followed the first read.
+func (l *relayLeg) unframeable(why error) legEnd {
+	reason := "the " + l.dir.String() + "'s side sent bytes no WebSocket frame starts with (" + why.Error() +
+		"); passed on as they came, up to " + acphttp.WSTooBigReason(l.r.limit)
+	l.r.recordClose(l.dir, acphttp.WSCloseEnv(l.r.env(), websocket.CloseProtocolError, reason))
+	for left := l.r.limit; left > 0; {
+		if n := min(int64(l.src.Buffered()), left); n > 0 {
+			if err := l.pass(int(n)); err != nil {
+				return legEnd{leg: l, err: err}
 			}
+			left -= n
 		}
 		if _, err := l.src.Peek(1); err != nil {
-			return why
+			break
 		}
 	}
+	return legEnd{leg: l, err: errUnframeable}
 }
 
 // pass writes the first n bytes of src's buffer on and takes them.
@@ -341,7 +358,8 @@ func (l *relayLeg) keep(h wsframe.Header, p []byte, pos int64) int64 {
 	start := len(*into)
 	if need := start + len(p); need > cap(*into) {
 		if into == &l.msg {
-			l.growMessage(messageRoom(need, cap(l.msg), start+int(h.Len-pos), h.Fin))
+			frameEnd := int(min(int64(start)+h.Len-pos, math.MaxInt)) // past an int's range only where an int is 32 bits
+			l.growMessage(messageRoom(need, cap(l.msg), frameEnd, h.Fin))
 		} else {
 			*into = slices.Grow(*into, max(need, 2*cap(*into))-start) // doubling: append grows a big slice by a quarter
 		}
@@ -414,11 +432,12 @@ func (l *relayLeg) growMessage(n int) {
 // messageRoom is the room to give a message that needs need bytes and
 // has room for have, in a frame that ends at frameEnd (the message's
 // last when fin). Room doubles with what has arrived, and jumps to the
-// frame's end once a trustRatio-th of that has come; a message's last
-// frame ends it exactly.
+// frame's end once a trustRatio-th of the buffer that takes (its size
+// class, rounded up) has come; a message's last frame ends it exactly.
 func messageRoom(need, have, frameEnd int, fin bool) int {
 	room := max(need, 2*have)
-	if frameEnd > room && need >= frameEnd/trustRatio || fin && frameEnd < room {
+	_, jumpTo := msgClass(frameEnd)
+	if frameEnd > room && need >= (jumpTo+trustRatio-1)/trustRatio || fin && frameEnd < room {
 		room = frameEnd
 	}
 	return room
@@ -426,8 +445,8 @@ func messageRoom(need, have, frameEnd int, fin bool) int {
 
 // A frame's header declares its length before any of it comes: room for
 // up to trustedLen is given at once, and past it as its bytes arrive, so
-// that a peer must send a trustRatio-th of what it declares to have the
-// proxy hold it. Given at once, 13 bytes declaring 200 MiB had the proxy
+// that a peer must send a trustRatio-th of the room it declares (the
+// buffer's size class, rounded up) to have the proxy hold it. Given at once, 13 bytes declaring 200 MiB had the proxy
 // hold 200 MiB, up to --max-message-size on each socket. A 100 MiB
 // message in one frame is copied 31 MiB more, and held at most 1.25
 // times over while its room jumps.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -190,6 +191,10 @@ func TestRelayLegRoomFollowsArrival(t *testing.T) {
 		{"2.5 MiB of 16 MiB", cutFrame(wsframe.Text, true, 16*mib, 5*mib/2), 5 * mib / 2, false},
 		{"a continuation declaring 200 MiB after 1 MiB", append(wsFrame(false, false, wsframe.Text, bytes.Repeat([]byte("a"), mib), nil),
 			cutFrame(wsframe.Continuation, true, 200*mib, 10)...), mib + 10, false},
+		// the pool rounds 8 MiB and 8 bytes up to 16: the jump waits for 2 MiB
+		{"1 MiB and a byte of 8 MiB and 8 bytes", cutFrame(wsframe.Text, true, 8*mib+8, mib+1), mib + 1, false},
+		{"a continuation declaring 7 MiB after 1 MiB", append(wsFrame(false, false, wsframe.Text, bytes.Repeat([]byte("a"), mib), nil),
+			cutFrame(wsframe.Continuation, true, 7*mib+8, 10)...), mib + 10, false},
 		{"20 MiB in one frame", wsFrame(true, false, wsframe.Text, bytes.Repeat([]byte("b"), 20*mib), nil), 20 * mib, true},
 		{"200 B", wsFrame(true, false, wsframe.Text, bytes.Repeat([]byte("c"), 200), nil), 200, true},
 	} {
@@ -239,9 +244,48 @@ func TestMessageRoom(t *testing.T) {
 		{"a last frame ends exactly", 2*mib + 1, 2 * mib, 3 * mib, true, 3 * mib},
 		{"a fragment that is not last doubles past its end", 2*mib + 1, 2 * mib, 3 * mib, false, 4 * mib},
 		{"more than double needed", 10 * mib, 2 * mib, 200 * mib, false, 10 * mib},
+		{"waits for an eighth of the buffer the pool gives", mib + 1, mib, 8*mib + 8, true, 2 * mib},
+		{"then jumps", 2*mib + 1, 2 * mib, 8*mib + 8, true, 8*mib + 8},
+		{"an eighth rounds up", 4 * mib, 2 * mib, 32*mib + 7, true, 4 * mib},
+		{"and is reached", 4*mib + 1, 2 * mib, 32*mib + 7, true, 32*mib + 7},
 	} {
 		if got := messageRoom(tc.need, tc.have, tc.frameEnd, tc.fin); got != tc.want {
 			t.Errorf("%s: room %d, want %d", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestRelayLegUnframeable: bytes no frame starts with (a length with its
+// top bit set) are recorded once, as a 1002 from the side that sent
+// them, and pass on as they came up to the limit, whatever frames came
+// before them; the leg then ends.
+func TestRelayLegUnframeable(t *testing.T) {
+	bad := []byte{0x82, 0x7f, 0x80, 0, 0, 0, 0, 0, 0, 0}
+	first := wsFrame(true, false, wsframe.Text, []byte(`{"jsonrpc":"2.0","method":"x"}`), nil)
+	for _, tc := range []struct {
+		name   string
+		in     []byte
+		passed int
+	}{
+		{"a bad header and less than the limit", append(bytes.Clone(bad), bytes.Repeat([]byte("z"), 500)...), len(bad) + 500},
+		{"a bad header and more than a read buffer", append(bytes.Clone(bad), bytes.Repeat([]byte("z"), 6000)...), limit1K},
+		{"a frame, then a bad header", bytes.Join([][]byte{first, bad, bytes.Repeat([]byte("z"), 6000)}, nil), len(first) + limit1K},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &netkit.Recorder{}
+			out, _, err := driveLeg(tc.in, limit1K, true, rec)
+			if !bytes.Equal(out, tc.in[:tc.passed]) || !errors.Is(err, errUnframeable) {
+				t.Errorf("passed %d bytes, ended by %v; want the first %d, ended as unframeable", len(out), err, tc.passed)
+			}
+			var closes []string
+			for _, f := range rec.All() {
+				if c := f.Env.Headers["ws-close"]; c != "" && f.Dir == wire.DirAgent {
+					closes = append(closes, c)
+				}
+			}
+			if len(closes) != 1 || !strings.HasPrefix(closes[0], "1002 the agent's side sent bytes no WebSocket frame starts with") {
+				t.Errorf("recorded closes %q; want one 1002 naming the agent's side", closes)
+			}
+		})
 	}
 }

@@ -63,12 +63,16 @@ func FuzzRelayLeg(f *testing.F) {
 // legOracle says, from the frames alone, what one leg passes on with
 // limit: everything, or the bytes before the first data frame that
 // takes its message past the limit (a continuation adds to the message
-// open, another data frame starts one), and then a refusal.
+// open, another data frame starts one), and then a refusal, or up to
+// the limit's worth of bytes from a header no frame may have.
 func legOracle(in []byte, limit int64) (passed []byte, refused bool) {
 	var open int64 // the payload of the message open so far
 	for pos := 0; ; {
 		h, n, err := wsframe.ParseHeader(in[pos:])
-		if err != nil || n == 0 { // the end, or bytes no frame starts with: passed as they came
+		if err != nil { // bytes no frame starts with: passed as they came, up to the limit
+			return in[:pos+int(min(int64(len(in)-pos), limit))], false
+		}
+		if n == 0 { // the end, or a header cut by it: passed as it came
 			return in, false
 		}
 		if !h.Op.IsControl() {
