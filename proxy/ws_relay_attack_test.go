@@ -289,3 +289,29 @@ func TestRelayLegUnframeable(t *testing.T) {
 		})
 	}
 }
+
+// TestRelayLegTrustsWhatASideSent: once a side has sent a message whole,
+// a frame up to twice its size gets its room at once, and no more.
+func TestRelayLegTrustsWhatASideSent(t *testing.T) {
+	const mib = 1 << 20
+	whole := wsFrame(true, false, wsframe.Binary, bytes.Repeat([]byte("w"), 3*mib), nil)
+	for _, tc := range []struct {
+		name            string
+		declared        int
+		atLeast, atMost int
+	}{
+		{"within twice the message", 5 * mib, 5 * mib, 8 * mib},
+		{"past it", 200 * mib, 6 * mib, 8 * mib},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := append(bytes.Clone(whole), cutFrame(wsframe.Binary, true, tc.declared, 10)...)
+			out, l, err := driveLeg(in, 256*mib, true, &netkit.Recorder{})
+			if !bytes.Equal(out, in) {
+				t.Fatalf("passed %d of %d bytes (%v)", len(out), len(in), err)
+			}
+			if c := cap(l.msg); c < tc.atLeast || c > tc.atMost {
+				t.Errorf("room for %d bytes after 10 of %d arrived; want %d to %d", c, tc.declared, tc.atLeast, tc.atMost)
+			}
+		})
+	}
+}
