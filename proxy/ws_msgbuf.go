@@ -51,6 +51,16 @@ func takeMsgBuf(n int) *msgBuf {
 	return &msgBuf{b: make([]byte, 0, size), class: class}
 }
 
+// msgClassWithin is the most room a buffer for at most n bytes gives:
+// the largest class's size within n (the smallest class's, for less),
+// or n past the largest class.
+func msgClassWithin(n int) int {
+	if n > 1<<maxMsgShift {
+		return n
+	}
+	return 1 << max(minMsgShift, bits.Len(uint(n))-1)
+}
+
 // msgClass is the size class of a buffer for n bytes: its index in
 // msgPools and the room it gives, the smallest power of two ≥ n; past
 // the largest class, -1 and n.

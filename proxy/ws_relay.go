@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -152,7 +154,7 @@ func (l *relayLeg) dropMessage() {
 // which side ended the socket, and how. The other side's end follows
 // from the relay closing it, and is not recorded.
 func (r *byteRelay) noteAbrupt(end legEnd) {
-	if end.closed || errors.Is(end.err, acphttp.ErrTooBig) || errors.Is(end.err, errUnframeable) || errors.Is(end.err, net.ErrClosed) {
+	if end.closed || errors.Is(end.err, acphttp.ErrTooBig) || errors.Is(end.err, errMalformed) || errors.Is(end.err, net.ErrClosed) {
 		return
 	}
 	gone := end.leg.dir // the side the leg reads from, unless writing failed
@@ -170,8 +172,11 @@ func (r *byteRelay) noteAbrupt(end legEnd) {
 func (l *relayLeg) run() legEnd {
 	for {
 		h, n, err := wsframe.PeekHeader(l.src)
-		if errors.Is(err, wsframe.ErrBadLength) {
-			return l.unframeable(err)
+		if err == nil {
+			err = longControl(h)
+		}
+		if errors.Is(err, wsframe.ErrBadLength) || errors.Is(err, errLongControl) {
+			return l.malformed(err)
 		}
 		if err != nil {
 			if n := l.src.Buffered(); n > 0 {
@@ -218,7 +223,7 @@ func (l *relayLeg) wholeFrames() int {
 	span := 0
 	for {
 		h, n, err := wsframe.ParseHeader(buf[span:])
-		if err != nil || n == 0 || int64(len(buf)-span-n) < h.Len || l.overLimit(h) {
+		if err != nil || n == 0 || int64(len(buf)-span-n) < h.Len || l.overLimit(h) || longControl(h) != nil {
 			return span
 		}
 		end := span + n + int(h.Len)
@@ -229,24 +234,37 @@ func (l *relayLeg) wholeFrames() int {
 	}
 }
 
-// errUnframeable ends a leg whose side sent bytes no frame starts with;
-// unframeable has recorded them.
-var errUnframeable = errors.New("bytes no WebSocket frame starts with")
+// errMalformed ends a leg whose side sent a frame no peer may send;
+// malformed has recorded it.
+var errMalformed = errors.New("a malformed WebSocket frame")
 
-// unframeable records that the leg's side sent bytes no frame starts
-// with (why), as the 1002 (protocol error) a peer answers them with, and
-// passes them on as they come, for the peer to judge, up to the limit:
-// past it the leg ends and the relay closes both sockets, so a lenient
-// peer cannot be sent more than the limit unrecorded. Passing only what
-// was buffered dropped whatever followed the first read.
-func (l *relayLeg) unframeable(why error) legEnd {
-	reason := "the " + l.dir.String() + "'s side sent bytes no WebSocket frame starts with (" + why.Error() +
-		"); passed on as they came, up to " + acphttp.WSTooBigReason(l.r.limit)
+// errLongControl is a control frame longer than RFC 6455 §5.5 allows.
+var errLongControl = errors.New("a control frame over " + strconv.Itoa(wsframe.MaxControlPayload) + " bytes")
+
+// longControl says why h is a control frame no peer may send, or nil.
+func longControl(h wsframe.Header) error {
+	if h.Op.IsControl() && h.Len > wsframe.MaxControlPayload {
+		return fmt.Errorf("%w: %d", errLongControl, h.Len)
+	}
+	return nil
+}
+
+// malformed records that the leg's side sent a frame no peer may send
+// (why): a length with its top bit set, after which nothing can be
+// framed, or a control frame too long for one. It is recorded as the
+// 1002 (protocol error) a peer answers it with, and passes on as it
+// comes, for the peer to judge, up to the limit: past it the leg ends
+// and the relay closes both sockets, so a lenient peer is sent no more
+// than the limit unrecorded. Passing only what was buffered dropped
+// whatever followed the first read; relaying a long control frame as
+// one let any length through unchecked.
+func (l *relayLeg) malformed(why error) legEnd {
+	reason := acphttp.WSMalformedReason(l.dir.String(), why, l.r.limit)
 	l.r.recordClose(l.dir, acphttp.WSCloseEnv(l.r.env(), websocket.CloseProtocolError, reason))
 	for left := l.r.limit; left > 0; {
 		if n := min(int64(l.src.Buffered()), left); n > 0 {
 			if err := l.pass(int(n)); err != nil {
-				return legEnd{leg: l, err: err}
+				return legEnd{leg: l, err: err, closed: l.sawClose}
 			}
 			left -= n
 		}
@@ -254,7 +272,7 @@ func (l *relayLeg) unframeable(why error) legEnd {
 			break
 		}
 	}
-	return legEnd{leg: l, err: errUnframeable}
+	return legEnd{leg: l, err: errMalformed, closed: l.sawClose}
 }
 
 // pass writes the first n bytes of src's buffer on and takes them.
@@ -332,7 +350,7 @@ func (l *relayLeg) begin(h wsframe.Header) {
 		if !l.r.gather {
 			return
 		}
-		if room := int(min(h.Len, max(l.trusted, trustedLen))); room > cap(l.msg) || l.msgBuf == nil && l.r.deflate == nil {
+		if room := l.firstRoom(h.Len); room > cap(l.msg) || l.msgBuf == nil && l.r.deflate == nil {
 			l.growMessage(room) // sized once for a message in one frame that is trusted
 		}
 	}
@@ -361,7 +379,8 @@ func (l *relayLeg) keep(h wsframe.Header, p []byte, pos int64) int64 {
 	start := len(*into)
 	if need := start + len(p); need > cap(*into) {
 		if into == &l.msg {
-			frameEnd := int(min(int64(start)+h.Len-pos, math.MaxInt)) // past an int's range only where an int is 32 bits
+			// past an int's range only where an int is 32 bits
+			frameEnd := int(min(int64(start)+h.Len-pos, math.MaxInt))
 			l.growMessage(messageRoom(need, cap(l.msg), frameEnd, h.Fin))
 		} else {
 			*into = slices.Grow(*into, max(need, 2*cap(*into))-start) // doubling: append grows a big slice by a quarter
@@ -433,6 +452,18 @@ func (l *relayLeg) growMessage(n int) {
 	l.msg, l.msgBuf = m.b, m
 }
 
+// firstRoom is the room a message gets at its first frame, which
+// declares n bytes: all of it if the buffer that takes is within what
+// the side is trusted with, else the largest buffer within that.
+func (l *relayLeg) firstRoom(n int64) int {
+	trust := int(max(l.trusted, trustedLen))
+	want := int(min(n, math.MaxInt))
+	if _, size := msgClass(want); size > trust {
+		return msgClassWithin(trust)
+	}
+	return want
+}
+
 // messageRoom is the room to give a message that needs need bytes and
 // has room for have, in a frame that ends at frameEnd (the message's
 // last when fin). Room doubles with what has arrived, and jumps to the
@@ -441,7 +472,7 @@ func (l *relayLeg) growMessage(n int) {
 func messageRoom(need, have, frameEnd int, fin bool) int {
 	room := max(need, 2*have)
 	_, jumpTo := msgClass(frameEnd)
-	if frameEnd > room && need >= (jumpTo+trustRatio-1)/trustRatio || fin && frameEnd < room {
+	if frameEnd > room && need >= (jumpTo-1)/trustRatio+1 || fin && frameEnd < room { // an eighth, rounded up
 		room = frameEnd
 	}
 	return room
@@ -449,7 +480,8 @@ func messageRoom(need, have, frameEnd int, fin bool) int {
 
 // A frame's header declares its length before any of it comes: room for
 // up to trustedLen, or twice the largest message the same side has sent
-// whole, is given at once, and past it as its bytes arrive, so that a
+// whole (in buffers of the pool's sizes, rounded down), is given at
+// once, and past it as its bytes arrive, so that a
 // peer must send a trustRatio-th of the room it declares (the buffer's
 // size class, rounded up) to have the proxy hold it. A side that sends
 // messages of 1 MiB and a few bytes then has each one's room at once,

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"runtime"
@@ -248,6 +249,7 @@ func TestMessageRoom(t *testing.T) {
 		{"then jumps", 2*mib + 1, 2 * mib, 8*mib + 8, true, 8*mib + 8},
 		{"an eighth rounds up", 4 * mib, 2 * mib, 32*mib + 7, true, 4 * mib},
 		{"and is reached", 4*mib + 1, 2 * mib, 32*mib + 7, true, 32*mib + 7},
+		{"a frame's end at an int's limit", mib + 1, mib, math.MaxInt, true, 2 * mib},
 	} {
 		if got := messageRoom(tc.need, tc.have, tc.frameEnd, tc.fin); got != tc.want {
 			t.Errorf("%s: room %d, want %d", tc.name, got, tc.want)
@@ -255,12 +257,13 @@ func TestMessageRoom(t *testing.T) {
 	}
 }
 
-// TestRelayLegUnframeable: bytes no frame starts with (a length with its
-// top bit set) are recorded once, as a 1002 from the side that sent
-// them, and pass on as they came up to the limit, whatever frames came
-// before them; the leg then ends.
-func TestRelayLegUnframeable(t *testing.T) {
+// TestRelayLegMalformed: a frame no peer may send (a length with its top
+// bit set, a control frame over 125 bytes) is recorded once, as a 1002
+// from the side that sent it, and passes on as it came up to the limit,
+// whatever frames came before it; the leg then ends.
+func TestRelayLegMalformed(t *testing.T) {
 	bad := []byte{0x82, 0x7f, 0x80, 0, 0, 0, 0, 0, 0, 0}
+	longPing := []byte{0x89, 0x7e, 0x10, 0x00} // 4096 bytes declared
 	first := wsFrame(true, false, wsframe.Text, []byte(`{"jsonrpc":"2.0","method":"x"}`), nil)
 	for _, tc := range []struct {
 		name   string
@@ -270,12 +273,14 @@ func TestRelayLegUnframeable(t *testing.T) {
 		{"a bad header and less than the limit", append(bytes.Clone(bad), bytes.Repeat([]byte("z"), 500)...), len(bad) + 500},
 		{"a bad header and more than a read buffer", append(bytes.Clone(bad), bytes.Repeat([]byte("z"), 6000)...), limit1K},
 		{"a frame, then a bad header", bytes.Join([][]byte{first, bad, bytes.Repeat([]byte("z"), 6000)}, nil), len(first) + limit1K},
+		{"a ping of 4096 bytes", append(bytes.Clone(longPing), bytes.Repeat([]byte("p"), 4096)...), limit1K},
+		{"a frame, then a long ping cut short", bytes.Join([][]byte{first, longPing, []byte("pp")}, nil), len(first) + len(longPing) + 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &netkit.Recorder{}
 			out, _, err := driveLeg(tc.in, limit1K, true, rec)
-			if !bytes.Equal(out, tc.in[:tc.passed]) || !errors.Is(err, errUnframeable) {
-				t.Errorf("passed %d bytes, ended by %v; want the first %d, ended as unframeable", len(out), err, tc.passed)
+			if !bytes.Equal(out, tc.in[:tc.passed]) || !errors.Is(err, errMalformed) {
+				t.Errorf("passed %d bytes, ended by %v; want the first %d, ended as malformed", len(out), err, tc.passed)
 			}
 			var closes []string
 			for _, f := range rec.All() {
@@ -283,33 +288,38 @@ func TestRelayLegUnframeable(t *testing.T) {
 					closes = append(closes, c)
 				}
 			}
-			if len(closes) != 1 || !strings.HasPrefix(closes[0], "1002 the agent's side sent bytes no WebSocket frame starts with") {
-				t.Errorf("recorded closes %q; want one 1002 naming the agent's side", closes)
+			if len(closes) != 1 || !strings.HasPrefix(closes[0], "1002 the agent's side sent a malformed WebSocket frame") ||
+				!strings.HasSuffix(closes[0], "up to --max-message-size (1KiB)") {
+				t.Errorf("recorded closes %q; want one 1002 naming the agent's side and the limit", closes)
 			}
 		})
 	}
 }
 
 // TestRelayLegTrustsWhatASideSent: once a side has sent a message whole,
-// a frame up to twice its size gets its room at once, and no more.
+// a frame gets its room at once if the buffer that takes is within twice
+// that message, and otherwise the largest buffer within it.
 func TestRelayLegTrustsWhatASideSent(t *testing.T) {
 	const mib = 1 << 20
-	whole := wsFrame(true, false, wsframe.Binary, bytes.Repeat([]byte("w"), 3*mib), nil)
 	for _, tc := range []struct {
 		name            string
-		declared        int
+		sent, declared  int
 		atLeast, atMost int
 	}{
-		{"within twice the message", 5 * mib, 5 * mib, 8 * mib},
-		{"past it", 200 * mib, 6 * mib, 8 * mib},
+		{"a message like it", 3 * mib, 3 * mib, 3 * mib, 4 * mib},
+		{"its buffer past twice the message", 3 * mib, 5 * mib, 4 * mib, 4 * mib},
+		{"far past it", 3 * mib, 200 * mib, 4 * mib, 4 * mib},
+		{"after a message a byte over 1 MiB", mib + 1, 200 * mib, 2 * mib, 2 * mib},
+		{"past the pool's sizes", 10 * mib, 200 * mib, 20 * mib, 20 * mib},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in := append(bytes.Clone(whole), cutFrame(wsframe.Binary, true, tc.declared, 10)...)
+			whole := wsFrame(true, false, wsframe.Binary, bytes.Repeat([]byte("w"), tc.sent), nil)
+			in := append(whole, cutFrame(wsframe.Binary, true, tc.declared, 10)...)
 			out, l, err := driveLeg(in, 256*mib, true, &netkit.Recorder{})
 			if !bytes.Equal(out, in) {
 				t.Fatalf("passed %d of %d bytes (%v)", len(out), len(in), err)
 			}
-			if c := cap(l.msg); c < tc.atLeast || c > tc.atMost {
+			if c := cap(l.msg); c < tc.atLeast || c > tc.atMost || c > max(trustedLen, 2*tc.sent) {
 				t.Errorf("room for %d bytes after 10 of %d arrived; want %d to %d", c, tc.declared, tc.atLeast, tc.atMost)
 			}
 		})

@@ -3,6 +3,7 @@ package proxy
 import (
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/acpscope/acpscope/internal/tap"
@@ -37,6 +38,12 @@ type deflateRecorder struct {
 	warned         bool                // said that a message could not be decoded
 	saidBehind     bool                // said that a message was not kept
 	done           chan struct{}
+	// late holds the closes that found the queue full, in order, until
+	// the queue takes them: a close is never dropped, for it says how
+	// the socket ended, and nothing else would.
+	lateMu  sync.Mutex
+	late    []recordJob
+	hasLate atomic.Bool // late holds any: a message's submit looks no further
 }
 
 // recordJob is one record waiting: a message (data, owned by the job) or,
@@ -81,6 +88,13 @@ func newDeflateRecorder(r *byteRelay) *deflateRecorder {
 
 // submit hands a record over without ever waiting.
 func (d *deflateRecorder) submit(j recordJob) {
+	caughtUp := d.queueLate()
+	if j.env != nil {
+		if !caughtUp || !d.queue(j) {
+			d.keepLate(j)
+		}
+		return
+	}
 	if !d.markMissed(j.dir) {
 		d.miss(j)
 		return
@@ -96,6 +110,40 @@ func (d *deflateRecorder) submit(j recordJob) {
 		d.held.Add(-n)
 		d.miss(j)
 	}
+}
+
+// queue hands j over if the queue has room.
+func (d *deflateRecorder) queue(j recordJob) bool {
+	select {
+	case d.jobs <- j:
+		return true
+	default:
+		return false
+	}
+}
+
+// keepLate keeps a close until the queue takes it: a few per socket at
+// most, for closes end it.
+func (d *deflateRecorder) keepLate(j recordJob) {
+	d.lateMu.Lock()
+	d.late = append(d.late, j)
+	d.hasLate.Store(true)
+	d.lateMu.Unlock()
+}
+
+// queueLate queues the closes kept while the queue was full, in order,
+// and reports whether none is left waiting.
+func (d *deflateRecorder) queueLate() bool {
+	if !d.hasLate.Load() {
+		return true
+	}
+	d.lateMu.Lock()
+	defer d.lateMu.Unlock()
+	for len(d.late) > 0 && d.queue(d.late[0]) {
+		d.late = d.late[1:]
+	}
+	d.hasLate.Store(len(d.late) > 0)
+	return len(d.late) == 0
 }
 
 // markMissed queues the mark of dir's missed messages, if any, ahead of
@@ -130,6 +178,9 @@ func (d *deflateRecorder) run() {
 	defer close(d.done)
 	for j := range d.jobs {
 		d.held.Add(-int64(len(j.data)))
+		d.record(j)
+	}
+	for _, j := range d.late { // closes the queue had no room for
 		d.record(j)
 	}
 	for dir := range d.missed { // what the last submits missed

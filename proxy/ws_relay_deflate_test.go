@@ -3,6 +3,7 @@ package proxy
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,5 +77,39 @@ func TestDeflateRecorderBounds(t *testing.T) {
 	}
 	if len(said) != 2 || !strings.Contains(said[0], "fell behind the wire") || !strings.Contains(said[1], "could not be decoded") {
 		t.Errorf("warned %q, want once that it fell behind, then once that a message could not be decoded", said)
+	}
+}
+
+// TestDeflateRecorderKeepsCloses: a close that finds the socket's record
+// queue full is kept, not dropped, and recorded in order with the closes
+// after it once the queue has room, or at the end.
+func TestDeflateRecorderKeepsCloses(t *testing.T) {
+	for _, drained := range []bool{false, true} {
+		rec := &netkit.Recorder{}
+		relay := &byteRelay{rec: rec, limit: 1 << 20, msgEnv: &wire.Envelope{}, warn: func(string) {}}
+		d := &deflateRecorder{r: relay, jobs: make(chan recordJob, 1), maxHeld: 1000, done: make(chan struct{})}
+		closeJob := func(code string) recordJob {
+			return recordJob{dir: wire.DirAgent, env: &wire.Envelope{Headers: map[string]string{"ws-close": code}}}
+		}
+		d.submit(recordJob{dir: wire.DirAgent, data: []byte(`{"jsonrpc":"2.0","method":"a"}`)}) // fills the queue
+		d.submit(closeJob("1002 first"))
+		d.submit(closeJob("1006 second"))
+		if drained { // the queue empties before the next submit
+			d.record(<-d.jobs)
+			d.submit(recordJob{dir: wire.DirAgent, data: []byte(`{"jsonrpc":"2.0","method":"b"}`)})
+		}
+		go d.run()
+		d.close()
+		var got []string
+		for _, f := range rec.All() {
+			got = append(got, f.Env.Headers["ws-close"]+f.Body)
+		}
+		want := []string{`{"jsonrpc":"2.0","method":"a"}`, "1002 first", "1006 second"}
+		if drained { // the closes go first, the message then finds the queue full
+			want = append(want, "")
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("drained %v: recorded %q, want %q", drained, got, want)
+		}
 	}
 }

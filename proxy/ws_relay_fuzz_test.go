@@ -3,8 +3,10 @@ package proxy
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"net"
+	"strings"
 	"testing"
 
 	"github.com/acpscope/acpscope/internal/testkit/netkit"
@@ -26,6 +28,8 @@ func FuzzRelayLeg(f *testing.F) {
 	f.Add(wsFrame(true, true, wsframe.Text, []byte{0xf2, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00}, nil))
 	f.Add(wsFrame(true, false, wsframe.Close, []byte{0x03, 0xe8, 'o', 'k'}, key))
 	f.Add([]byte{0x82, 0x7f, 0x80, 0, 0, 0, 0, 0, 0, 0, 1, 2})
+	// a ping declaring more than a control frame may carry
+	f.Add(append([]byte{0x89, 0x7e, 0x10, 0x00}, bytes.Repeat([]byte("p"), 5000)...))
 	// a header no frame may have, then more than the leg's read buffer
 	f.Add(append([]byte{0x82, 0x7f, 0x80, 0, 0, 0, 0, 0, 0, 0}, bytes.Repeat([]byte("z"), 6000)...))
 	f.Add([]byte{0x81, 0x7e, 0x10})
@@ -44,9 +48,13 @@ func FuzzRelayLeg(f *testing.F) {
 	f.Add(append(wsFrame(false, false, wsframe.Text, []byte("a"), nil), 0x80, 0x7f, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 'b'))
 	const limit = 1024
 	f.Fuzz(func(t *testing.T, in []byte) {
-		want, wantRefused := legOracle(in, limit)
+		want, wantRefused, malformed := legOracle(in, limit)
 		for _, gather := range []bool{true, false} { // capture on, and off
-			got, refused, gathered, err := runLeg(in, limit, gather, &netkit.Recorder{})
+			rec := &netkit.Recorder{}
+			got, refused, gathered, err := runLeg(in, limit, gather, rec)
+			if n := malformedRecords(rec); malformed != errors.Is(err, errMalformed) || malformed && n != 1 || !malformed && n != 0 {
+				t.Fatalf("gather %v: ended by %v with %d 1002s recorded; malformed: %v", gather, err, n, malformed)
+			}
 			if gathered && !gather {
 				t.Fatal("gathered a message with nothing to record it")
 			}
@@ -63,31 +71,34 @@ func FuzzRelayLeg(f *testing.F) {
 // legOracle says, from the frames alone, what one leg passes on with
 // limit: everything, or the bytes before the first data frame that
 // takes its message past the limit (a continuation adds to the message
-// open, another data frame starts one), and then a refusal, or up to
-// the limit's worth of bytes from a header no frame may have.
-func legOracle(in []byte, limit int64) (passed []byte, refused bool) {
+// open, another data frame starts one), and then a refusal; or up to
+// the limit's worth of bytes from a frame no peer may send (a length
+// with its top bit set, a control frame over 125 bytes), which is
+// malformed.
+func legOracle(in []byte, limit int64) (passed []byte, refused, malformed bool) {
 	var open int64 // the payload of the message open so far
 	for pos := 0; ; {
 		h, n, err := wsframe.ParseHeader(in[pos:])
-		if err != nil { // bytes no frame starts with: passed as they came, up to the limit
-			return in[:pos+int(min(int64(len(in)-pos), limit))], false
+		if err != nil || n > 0 && h.Op.IsControl() && h.Len > wsframe.MaxControlPayload {
+			// a frame no peer may send: passed as it came, up to the limit
+			return in[:pos+int(min(int64(len(in)-pos), limit))], false, true
 		}
 		if n == 0 { // the end, or a header cut by it: passed as it came
-			return in, false
+			return in, false, false
 		}
 		if !h.Op.IsControl() {
 			if h.Op != wsframe.Continuation {
 				open = 0
 			}
 			if h.Len > limit-open {
-				return in[:pos], true
+				return in[:pos], true, false
 			}
 			if open += h.Len; h.Fin {
 				open = 0
 			}
 		}
 		if int64(len(in)-pos-n) < h.Len { // cut short: passed as far as it came
-			return in, false
+			return in, false, false
 		}
 		pos += n + int(h.Len)
 	}
@@ -138,4 +149,16 @@ func trimClose(t *testing.T, b []byte) []byte {
 	}
 	t.Fatalf("a refusal without its close: %x", b)
 	return nil
+}
+
+// malformedRecords counts the 1002s a leg recorded for a malformed frame
+// (not a close frame's own 1002, which a peer may send).
+func malformedRecords(rec *netkit.Recorder) int {
+	n := 0
+	for _, f := range rec.All() {
+		if strings.HasPrefix(f.Env.Headers["ws-close"], "1002 the agent's side sent a malformed WebSocket frame") {
+			n++
+		}
+	}
+	return n
 }

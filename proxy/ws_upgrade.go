@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -47,7 +48,7 @@ func (p *HTTPProxy) serveWebSocketBytes(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	defer p.untrackWS(up, down)
-	relay := &byteRelay{rec: p.rec, conn: conn, limit: p.maxMessage, warn: p.warn, env: wsStreamEnvelope(env, connID)}
+	relay := &byteRelay{rec: p.rec, conn: conn, limit: min(p.maxMessage, math.MaxInt), warn: p.warn, env: wsStreamEnvelope(env, connID)}
 	relay.msgEnv = relay.env()
 	if relay.gather = recordsMessages(p.rec); relay.gather {
 		relay.lender, _ = p.rec.(tap.Borrower)

@@ -242,6 +242,13 @@ func WSTooBigReason(limit int64) string {
 	return "message over the " + sizeText(limit) + " limit; raise acpscope's --max-message-size"
 }
 
+// WSMalformedReason is the reason of the 1002 recorded when side sends
+// a frame no peer may send (why): it passed on as it came, up to limit.
+func WSMalformedReason(side string, why error, limit int64) string {
+	return "the " + side + "'s side sent a malformed WebSocket frame (" + why.Error() +
+		"); passed on as it came, up to --max-message-size (" + sizeText(limit) + ")"
+}
+
 // WSCloseEnv adds the "ws-close" header of a recorded close to env: the
 // code, then the reason if there is one.
 func WSCloseEnv(env *wire.Envelope, code int, reason string) *wire.Envelope {
