@@ -316,24 +316,28 @@ func TestGroupsWaitForTheCommitter(t *testing.T) {
 }
 
 // TestRoomToWait: a group may always wait when none does; past that,
-// only while the groups waiting hold commitWaitBytes or less with it.
+// only while the groups waiting hold commitWaitBytes or less with it,
+// and for a copy (noWire), which promises its memory, never.
 func TestRoomToWait(t *testing.T) {
 	tests := []struct {
 		name    string
 		waiting []int64 // bytes of the groups already waiting
 		next    int64
 		want    bool
+		noWire  bool
 	}{
-		{"none waits, any size", nil, 1 << 30, true},
-		{"room left", []int64{10 << 20, 10 << 20}, 10 << 20, true},
-		{"exactly the bound", []int64{commitWaitBytes - 1<<20}, 1 << 20, true},
-		{"past the bound", []int64{60 << 20}, 10 << 20, false},
-		{"a huge one waits alone", []int64{100 << 20}, 0, false},
-		{"empty groups take no room", []int64{0, 0, 0}, commitWaitBytes, true},
+		{"none waits, any size", nil, 1 << 30, true, false},
+		{"room left", []int64{10 << 20, 10 << 20}, 10 << 20, true, false},
+		{"exactly the bound", []int64{commitWaitBytes - 1<<20}, 1 << 20, true, false},
+		{"past the bound", []int64{60 << 20}, 10 << 20, false, false},
+		{"a huge one waits alone", []int64{100 << 20}, 0, false, false},
+		{"empty groups take no room", []int64{0, 0, 0}, commitWaitBytes, true, false},
+		{"a copy's first", nil, 2 << 20, true, true},
+		{"a copy's second", []int64{2 << 20}, 2 << 20, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := &Writer{commits: make(chan *group, commitsWaiting)}
+			w := &Writer{opts: WriterOptions{noWire: tt.noWire}, commits: make(chan *group, commitsWaiting)}
 			for _, b := range tt.waiting {
 				w.commits <- &group{bytes: b}
 				w.awaiting.Add(b)
