@@ -405,8 +405,8 @@ func (l *relayLeg) end(h wsframe.Header) {
 		if l.r.gather {
 			l.record()
 		}
-		l.trusted = max(l.trusted, min(2*l.msgLen, l.r.limit))
-		l.msg, l.msgLen = l.msg[:0], 0 // a stray continuation starts from nothing
+		l.trusted = max(l.trusted, 2*l.msgLen) // not held to the limit: a frame's own length is
+		l.msg, l.msgLen = l.msg[:0], 0         // a stray continuation starts from nothing
 	}
 }
 
@@ -456,7 +456,7 @@ func (l *relayLeg) growMessage(n int) {
 // declares n bytes: all of it if the buffer that takes is within what
 // the side is trusted with, else the largest buffer within that.
 func (l *relayLeg) firstRoom(n int64) int {
-	trust := int(max(l.trusted, trustedLen))
+	trust := int(min(max(l.trusted, trustedLen), math.MaxInt))
 	want := int(min(n, math.MaxInt))
 	if _, size := msgClass(want); size > trust {
 		return msgClassWithin(trust)

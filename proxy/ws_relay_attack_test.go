@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -305,17 +306,21 @@ func TestRelayLegTrustsWhatASideSent(t *testing.T) {
 		name            string
 		sent, declared  int
 		atLeast, atMost int
+		limit           int64 // 256 MiB when 0
 	}{
-		{"a message like it", 3 * mib, 3 * mib, 3 * mib, 4 * mib},
-		{"its buffer past twice the message", 3 * mib, 5 * mib, 4 * mib, 4 * mib},
-		{"far past it", 3 * mib, 200 * mib, 4 * mib, 4 * mib},
-		{"after a message a byte over 1 MiB", mib + 1, 200 * mib, 2 * mib, 2 * mib},
-		{"past the pool's sizes", 10 * mib, 200 * mib, 20 * mib, 20 * mib},
+		{"a message like it", 3 * mib, 3 * mib, 3 * mib, 4 * mib, 0},
+		{"its buffer past twice the message", 3 * mib, 5 * mib, 4 * mib, 4 * mib, 0},
+		{"far past it", 3 * mib, 200 * mib, 4 * mib, 4 * mib, 0},
+		{"after a message a byte over 1 MiB", mib + 1, 200 * mib, 2 * mib, 2 * mib, 0},
+		{"past the pool's sizes", 10 * mib, 200 * mib, 20 * mib, 20 * mib, 0},
+		// the limit bounds what a frame declares, not the trust
+		{"a message like it, under a limit below its buffer", 9 * mib, 9 * mib, 9 * mib, 16 * mib, 10 * mib},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			whole := wsFrame(true, false, wsframe.Binary, bytes.Repeat([]byte("w"), tc.sent), nil)
 			in := append(whole, cutFrame(wsframe.Binary, true, tc.declared, 10)...)
-			out, l, err := driveLeg(in, 256*mib, true, &netkit.Recorder{})
+			limit := cmp.Or(tc.limit, 256*mib)
+			out, l, err := driveLeg(in, limit, true, &netkit.Recorder{})
 			if !bytes.Equal(out, in) {
 				t.Fatalf("passed %d of %d bytes (%v)", len(out), len(in), err)
 			}

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/acpscope/acpscope/internal/tap"
 	"github.com/acpscope/acpscope/internal/wsframe"
 	"github.com/acpscope/acpscope/wire"
 )
@@ -23,27 +22,22 @@ import (
 
 // deflateRecorder records one compressed socket.
 type deflateRecorder struct {
-	r       *byteRelay
-	jobs    chan recordJob
-	maxHeld int64        // bytes that may wait to be recorded
-	held    atomic.Int64 // bytes waiting
-	// missed counts, by direction, messages that found the queue full;
-	// the next submit in that direction queues a mark for them first, so
-	// they are recorded, empty and truncated, in their place.
-	// missedDeflated says one of them was compressed.
-	missed         [3]atomic.Int64
-	missedDeflated [3]atomic.Bool
-	inflaters      [3]wsframe.Inflater // by wire.Dir
-	lost           [3]bool             // a compressed message was not kept: later ones cannot be decoded
-	warned         bool                // said that a message could not be decoded
-	saidBehind     bool                // said that a message was not kept
-	done           chan struct{}
-	// late holds the closes that found the queue full, in order, until
-	// the queue takes them: a close is never dropped, for it says how
-	// the socket ended, and nothing else would.
-	lateMu  sync.Mutex
-	late    []recordJob
-	hasLate atomic.Bool // late holds any: a message's submit looks no further
+	r          *byteRelay
+	jobs       chan recordJob
+	maxHeld    int64               // bytes that may wait to be recorded
+	held       atomic.Int64        // bytes waiting
+	inflaters  [3]wsframe.Inflater // by wire.Dir
+	lost       [3]bool             // a compressed message was not kept: later ones cannot be decoded
+	warned     bool                // said that a message could not be decoded
+	saidBehind bool                // said that a message was not kept
+	done       chan struct{}
+	// waiting holds, in order, what found the queue full, until the
+	// queue takes it: a close as it is, for it says how the socket ended
+	// and nothing else would; messages as marks, recorded empty and
+	// truncated in their place, so what waits holds no bodies.
+	waitMu  sync.Mutex
+	waiting []recordJob
+	behind  atomic.Bool // waiting holds any: a submit joins it there
 }
 
 // recordJob is one record waiting: a message (data, owned by the job) or,
@@ -86,92 +80,60 @@ func newDeflateRecorder(r *byteRelay) *deflateRecorder {
 	return d
 }
 
-// submit hands a record over without ever waiting.
+// submit hands a record over without ever waiting. A message past the
+// bytes that may wait is queued as dropped; a record that finds the
+// queue full, or others waiting before it, waits in order.
 func (d *deflateRecorder) submit(j recordJob) {
-	caughtUp := d.queueLate()
-	if j.env != nil {
-		if !caughtUp || !d.queue(j) {
-			d.keepLate(j)
-		}
+	if j.env == nil && d.held.Load()+int64(len(j.data)) > d.maxHeld {
+		j.data, j.dropped = nil, true
+	}
+	if !d.behind.Load() && d.queue(j) {
 		return
 	}
-	if !d.markMissed(j.dir) {
-		d.miss(j)
+	d.waitMu.Lock()
+	defer d.waitMu.Unlock()
+	if d.catchUp() && d.queue(j) {
 		return
 	}
+	d.wait(j)
+}
+
+// queue hands j over if the queue has room, counting its bytes.
+func (d *deflateRecorder) queue(j recordJob) bool {
 	n := int64(len(j.data))
-	if j.env == nil && d.held.Load()+n > d.maxHeld {
-		j.data, j.dropped, n = nil, true, 0
-	}
 	d.held.Add(n)
 	select {
 	case d.jobs <- j:
+		return true
 	default:
 		d.held.Add(-n)
-		d.miss(j)
-	}
-}
-
-// queue hands j over if the queue has room.
-func (d *deflateRecorder) queue(j recordJob) bool {
-	select {
-	case d.jobs <- j:
-		return true
-	default:
 		return false
 	}
 }
 
-// keepLate keeps a close until the queue takes it: a few per socket at
-// most, for closes end it.
-func (d *deflateRecorder) keepLate(j recordJob) {
-	d.lateMu.Lock()
-	d.late = append(d.late, j)
-	d.hasLate.Store(true)
-	d.lateMu.Unlock()
-}
-
-// queueLate queues the closes kept while the queue was full, in order,
-// and reports whether none is left waiting.
-func (d *deflateRecorder) queueLate() bool {
-	if !d.hasLate.Load() {
-		return true
-	}
-	d.lateMu.Lock()
-	defer d.lateMu.Unlock()
-	for len(d.late) > 0 && d.queue(d.late[0]) {
-		d.late = d.late[1:]
-	}
-	d.hasLate.Store(len(d.late) > 0)
-	return len(d.late) == 0
-}
-
-// markMissed queues the mark of dir's missed messages, if any, ahead of
-// what comes next; it reports false when the queue is still full.
-func (d *deflateRecorder) markMissed(dir wire.Dir) bool {
-	n := d.missed[dir].Load()
-	if n == 0 {
-		return true
-	}
-	mark := recordJob{dir: dir, t: tap.Now(), missed: n, compressed: d.missedDeflated[dir].Load()}
-	select {
-	case d.jobs <- mark:
-		d.missed[dir].Add(-n)
-		d.missedDeflated[dir].Store(false)
-		return true
-	default:
-		return false
-	}
-}
-
-// miss counts a message (not a close) that found the queue full.
-func (d *deflateRecorder) miss(j recordJob) {
+// wait puts j at the end of what waits, a message as a mark (joined to
+// a mark of its direction just before it). waitMu is held.
+func (d *deflateRecorder) wait(j recordJob) {
 	if j.env == nil {
-		d.missed[j.dir].Add(1)
-		if j.compressed {
-			d.missedDeflated[j.dir].Store(true)
+		if k := len(d.waiting) - 1; k >= 0 && d.waiting[k].missed > 0 && d.waiting[k].dir == j.dir {
+			d.waiting[k].missed++
+			d.waiting[k].compressed = d.waiting[k].compressed || j.compressed
+			return
 		}
+		j = recordJob{dir: j.dir, t: j.t, missed: 1, compressed: j.compressed}
 	}
+	d.waiting = append(d.waiting, j)
+	d.behind.Store(true)
+}
+
+// catchUp queues what waits, in order, while the queue has room, and
+// reports whether nothing waits any more. waitMu is held.
+func (d *deflateRecorder) catchUp() bool {
+	for len(d.waiting) > 0 && d.queue(d.waiting[0]) {
+		d.waiting = d.waiting[1:]
+	}
+	d.behind.Store(len(d.waiting) > 0)
+	return len(d.waiting) == 0
 }
 
 func (d *deflateRecorder) run() {
@@ -180,13 +142,10 @@ func (d *deflateRecorder) run() {
 		d.held.Add(-int64(len(j.data)))
 		d.record(j)
 	}
-	for _, j := range d.late { // closes the queue had no room for
+	d.waitMu.Lock()
+	defer d.waitMu.Unlock()
+	for _, j := range d.waiting { // what the queue had no room for at the end
 		d.record(j)
-	}
-	for dir := range d.missed { // what the last submits missed
-		if n := d.missed[dir].Load(); n > 0 {
-			d.record(recordJob{dir: wire.Dir(dir), t: tap.Now(), missed: n, compressed: d.missedDeflated[dir].Load()})
-		}
 	}
 }
 

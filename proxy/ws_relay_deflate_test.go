@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -111,5 +112,95 @@ func TestDeflateRecorderKeepsCloses(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("drained %v: recorded %q, want %q", drained, got, want)
 		}
+	}
+}
+
+// TestDeflateRecorderKeepsOrder: records that find the queue full keep
+// the order they were submitted in, a missed message's mark before a
+// close after it, whether the recorder drains as they come or only at
+// the end.
+func TestDeflateRecorderKeepsOrder(t *testing.T) {
+	closeJob := func(s string) recordJob {
+		return recordJob{dir: wire.DirAgent, env: &wire.Envelope{Headers: map[string]string{"ws-close": s}}}
+	}
+	t.Run("a missed message, then a close", func(t *testing.T) {
+		rec := &netkit.Recorder{}
+		relay := &byteRelay{rec: rec, limit: 1 << 20, msgEnv: &wire.Envelope{}, warn: func(string) {}}
+		d := &deflateRecorder{r: relay, jobs: make(chan recordJob, 1), maxHeld: 1 << 20, done: make(chan struct{})}
+		d.submit(recordJob{dir: wire.DirClient, data: []byte("A")}) // fills the queue
+		d.submit(recordJob{dir: wire.DirClient, data: []byte("B")}) // missed
+		d.submit(closeJob("1000 bye"))
+		go d.run()
+		d.close()
+		var got []string
+		for _, f := range rec.All() {
+			got = append(got, f.Env.Headers["ws-close"]+f.Body)
+		}
+		if want := []string{"A", "", "1000 bye"}; !slices.Equal(got, want) {
+			t.Errorf("recorded %q, want %q", got, want)
+		}
+	})
+	t.Run("while the recorder drains", func(t *testing.T) {
+		for round := range 200 {
+			rec := &slowRecorder{}
+			relay := &byteRelay{rec: rec, limit: 1 << 20, msgEnv: &wire.Envelope{}, warn: func(string) {}}
+			d := &deflateRecorder{r: relay, jobs: make(chan recordJob, 2), maxHeld: 1 << 20, done: make(chan struct{})}
+			go d.run()
+			const n = 300
+			for i := range n {
+				if s := strconv.Itoa(1000 + i); i%7 == 3 {
+					d.submit(closeJob(s))
+				} else {
+					d.submit(recordJob{dir: wire.DirClient, data: []byte(s)})
+				}
+			}
+			d.close()
+			all := rec.All()
+			if len(all) > n {
+				t.Fatalf("round %d: %d records of %d submitted", round, len(all), n)
+			}
+			last, closes := 0, 0
+			for _, f := range all {
+				s := f.Env.Headers["ws-close"] + f.Body
+				if f.Env.Headers["ws-close"] != "" {
+					closes++
+				}
+				if s == "" {
+					continue // a missed message's mark
+				}
+				k, _ := strconv.Atoi(s)
+				if k < last {
+					t.Fatalf("round %d: %d recorded after %d", round, k, last)
+				}
+				last = k
+			}
+			if want := (n + 3) / 7; closes != want {
+				t.Fatalf("round %d: %d closes recorded, want %d", round, closes, want)
+			}
+		}
+	})
+}
+
+// slowRecorder records as netkit.Recorder does, taking about as long
+// over each record as a submit takes, so that a queue of a few records
+// fills and drains while they are submitted.
+type slowRecorder struct{ netkit.Recorder }
+
+func (s *slowRecorder) Frame(conn uint32, dir wire.Dir, t int64, b []byte, flags wire.Flags, env *wire.Envelope) {
+	spin()
+	s.Recorder.Frame(conn, dir, t, b, flags, env)
+}
+
+func (s *slowRecorder) TakeFrame(conn uint32, dir wire.Dir, t int64, b []byte, flags wire.Flags, env *wire.Envelope) {
+	spin()
+	s.Recorder.TakeFrame(conn, dir, t, b, flags, env)
+}
+
+var spun int
+
+// spin takes a few hundred nanoseconds.
+func spin() {
+	for i := range 300 {
+		spun += i & 1
 	}
 }
