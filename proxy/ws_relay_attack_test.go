@@ -11,6 +11,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -328,5 +329,33 @@ func TestRelayLegTrustsWhatASideSent(t *testing.T) {
 				t.Errorf("room for %d bytes after 10 of %d arrived; want %d to %d", c, tc.declared, tc.atLeast, tc.atMost)
 			}
 		})
+	}
+}
+
+// TestWebSocketMalformedThroughTheProxy: through the proxy, a client's
+// ping declaring 4096 bytes reaches a lenient upstream as sent, up to the
+// limit, is recorded once as the client's 1002, and ends the socket on
+// both sides.
+func TestWebSocketMalformedThroughTheProxy(t *testing.T) {
+	got := make(chan []byte, 1)
+	_, rec, url := startLimitProxy(t, rawUpstream(t, nil, got), HTTPProxyOptions{MaxMessageSize: limit1K})
+	c, br, _ := rawClient(t, strings.TrimSuffix(url, "/acp"), "")
+	ping := append([]byte{0x89, 0xfe, 0x10, 0x00, 1, 2, 3, 4}, bytes.Repeat([]byte("p"), 4096)...) // masked
+	go c.Write(ping) // may fail once the proxy has closed the socket
+	if _, err := io.Copy(io.Discard, br); errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatal("the client's socket stayed open a minute after the malformed frame")
+	}
+	if upstream := within(t, got, "the upstream's side to end"); !bytes.Equal(upstream, ping[:limit1K]) {
+		t.Errorf("the upstream got %d bytes; want the first %d of the ping", len(upstream), limit1K)
+	}
+	var closes []string
+	for _, f := range rec.All() {
+		if c := f.Env.Headers["ws-close"]; c != "" {
+			closes = append(closes, f.Dir.String()+": "+c)
+		}
+	}
+	want := "client: 1002 the client's side sent a malformed WebSocket frame (a control frame over 125 bytes: 4096)"
+	if len(closes) != 1 || !strings.HasPrefix(closes[0], want) {
+		t.Errorf("recorded closes %q; want one beginning %q", closes, want)
 	}
 }
