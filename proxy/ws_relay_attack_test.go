@@ -340,8 +340,10 @@ func TestWebSocketMalformedThroughTheProxy(t *testing.T) {
 	got := make(chan []byte, 1)
 	_, rec, url := startLimitProxy(t, rawUpstream(t, nil, got), HTTPProxyOptions{MaxMessageSize: limit1K})
 	c, br, _ := rawClient(t, strings.TrimSuffix(url, "/acp"), "")
-	ping := append([]byte{0x89, 0xfe, 0x10, 0x00, 1, 2, 3, 4}, bytes.Repeat([]byte("p"), 4096)...) // masked
-	go c.Write(ping) // may fail once the proxy has closed the socket
+	// a masked ping declaring 4096 bytes; writing it may fail once the
+	// proxy has closed the socket
+	ping := append([]byte{0x89, 0xfe, 0x10, 0x00, 1, 2, 3, 4}, bytes.Repeat([]byte("p"), 4096)...)
+	go c.Write(ping)
 	if _, err := io.Copy(io.Discard, br); errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatal("the client's socket stayed open a minute after the malformed frame")
 	}
