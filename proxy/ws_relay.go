@@ -478,18 +478,18 @@ func messageRoom(need, have, frameEnd int, fin bool) int {
 	return room
 }
 
-// A frame's header declares its length before any of it comes: room for
+// A frame's header declares its length before any of it comes. Room for
 // up to trustedLen, or twice the largest message the same side has sent
 // whole (in buffers of the pool's sizes, rounded down), is given at
-// once, and past it as its bytes arrive, so that a
-// peer must send a trustRatio-th of the room it declares (the buffer's
-// size class, rounded up) to have the proxy hold it. A side that sends
-// messages of 1 MiB and a few bytes then has each one's room at once,
-// as before: from the first byte over trustedLen, a 1 MiB round trip
-// took 1.26-1.54x the minimal reverse proxy against 1.22-1.23x. Given at once, 13 bytes declaring 200 MiB had the proxy
-// hold 200 MiB, up to --max-message-size on each socket. A 100 MiB
-// message in one frame is copied 31 MiB more, and held at most 1.25
-// times over while its room jumps.
+// once; past it, room follows the bytes as they arrive, so a peer must
+// send a trustRatio-th of the room it declares (the buffer's size class,
+// rounded up) to have the proxy hold it. Given at once, 13 bytes
+// declaring 200 MiB had the proxy hold 200 MiB, up to --max-message-size
+// on each socket. A side that keeps sending messages of 1 MiB and a few
+// bytes has each one's room at once after the first, rather than its
+// first megabyte copied into a bigger buffer every time. A 100 MiB
+// message in one frame, a side's first, is copied 31 MiB more, and held
+// at most 1.25 times over while its room jumps.
 const (
 	trustedLen = 1 << 20
 	trustRatio = 8
