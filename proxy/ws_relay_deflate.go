@@ -111,14 +111,20 @@ func (d *deflateRecorder) queue(j recordJob) bool {
 	}
 }
 
-// wait puts j at the end of what waits, a message as a mark (joined to
-// a mark of its direction just before it). waitMu is held.
+// wait puts j at the end of what waits, a message as a mark. Marks
+// since the last close join by direction, so what waits grows with the
+// closes, a few per socket, never with the messages: marked one by one
+// as the two directions took turns, a flood while the recorder was
+// held up by messages that decode to megabytes would have grown it for
+// as long as that lasted. waitMu is held.
 func (d *deflateRecorder) wait(j recordJob) {
 	if j.env == nil {
-		if k := len(d.waiting) - 1; k >= 0 && d.waiting[k].missed > 0 && d.waiting[k].dir == j.dir {
-			d.waiting[k].missed++
-			d.waiting[k].compressed = d.waiting[k].compressed || j.compressed
-			return
+		for k := len(d.waiting) - 1; k >= 0 && d.waiting[k].env == nil; k-- {
+			if m := &d.waiting[k]; m.dir == j.dir {
+				m.missed++
+				m.compressed = m.compressed || j.compressed
+				return
+			}
 		}
 		j = recordJob{dir: j.dir, t: j.t, missed: 1, compressed: j.compressed}
 	}

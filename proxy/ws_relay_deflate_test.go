@@ -204,3 +204,32 @@ func spin() {
 		spun += i & 1
 	}
 }
+
+// TestDeflateRecorderWaitsInLittle: while the queue stays full, messages
+// from both directions in turn wait as one mark per direction between
+// closes, so what waits does not grow with them, and each is recorded,
+// empty, on its side of the close.
+func TestDeflateRecorderWaitsInLittle(t *testing.T) {
+	rec := &netkit.Recorder{}
+	relay := &byteRelay{rec: rec, limit: 1 << 20, msgEnv: &wire.Envelope{}, warn: func(string) {}}
+	d := &deflateRecorder{r: relay, jobs: make(chan recordJob, 1), maxHeld: 1 << 20, done: make(chan struct{})}
+	d.submit(recordJob{dir: wire.DirClient, data: []byte("A")}) // fills the queue
+	turns := func(n int) {
+		for i := range n {
+			d.submit(recordJob{dir: []wire.Dir{wire.DirClient, wire.DirAgent}[i%2], data: []byte("m")})
+		}
+	}
+	turns(1000)
+	d.submit(recordJob{dir: wire.DirAgent, env: &wire.Envelope{Headers: map[string]string{"ws-close": "1000 bye"}}})
+	turns(1000)
+	if n := len(d.waiting); n > 5 {
+		t.Fatalf("%d records wait for 2001 submitted; want a mark per direction on each side of the close", n)
+	}
+	go d.run()
+	d.close()
+	all := rec.All()
+	closeAt := slices.IndexFunc(all, func(f netkit.Frame) bool { return f.Env.Headers["ws-close"] != "" })
+	if len(all) != 2002 || closeAt != 1001 || all[0].Body != "A" {
+		t.Fatalf("recorded %d, the close at %d; want A, 1000 empty, the close, 1000 empty", len(all), closeAt)
+	}
+}
